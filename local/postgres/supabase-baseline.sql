@@ -1,0 +1,106 @@
+-- What a Supabase database already has before any project migration runs, for the
+-- local cluster only: hosted projects and `supabase start` ship this themselves.
+-- Idempotent: the stack applies it on every start.
+
+do $roles$
+begin
+  if not exists (select from pg_roles where rolname = 'anon') then
+    create role anon nologin noinherit;
+  end if;
+  if not exists (select from pg_roles where rolname = 'authenticated') then
+    create role authenticated nologin noinherit;
+  end if;
+  if not exists (select from pg_roles where rolname = 'service_role') then
+    create role service_role nologin noinherit bypassrls;
+  end if;
+  if not exists (select from pg_roles where rolname = 'authenticator') then
+    create role authenticator login noinherit;
+  end if;
+  if not exists (select from pg_roles where rolname = 'supabase_auth_admin') then
+    create role supabase_auth_admin login noinherit createrole;
+  end if;
+end
+$roles$;
+
+-- Local-only credentials, the same ones `supabase start` uses.
+alter role postgres password 'postgres';
+alter role authenticator password 'postgres';
+alter role supabase_auth_admin password 'postgres';
+
+-- The API gateway logs in as authenticator and switches to the request's role.
+grant anon, authenticated, service_role to authenticator;
+grant anon, authenticated, service_role to postgres;
+
+-- Supabase keeps extensions out of public.
+create schema if not exists extensions;
+grant usage on schema extensions to postgres, anon, authenticated, service_role;
+create extension if not exists pgcrypto with schema extensions;
+create extension if not exists "uuid-ossp" with schema extensions;
+
+alter database postgres set search_path = "$user", public, extensions;
+alter role postgres set search_path = "$user", public, extensions;
+
+-- Supabase Auth owns its schema and keeps its own tables there.
+create schema if not exists auth authorization supabase_auth_admin;
+alter schema auth owner to supabase_auth_admin;
+grant usage on schema auth to anon, authenticated, service_role, postgres;
+grant create on database postgres to supabase_auth_admin;
+alter role supabase_auth_admin set search_path = auth;
+
+-- The request helpers Supabase defines for policies; Supabase Auth may replace them.
+create or replace function auth.uid() returns uuid
+language sql stable
+as $$
+  select coalesce(
+    nullif(current_setting('request.jwt.claim.sub', true), ''),
+    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
+  )::uuid
+$$;
+
+create or replace function auth.role() returns text
+language sql stable
+as $$
+  select coalesce(
+    nullif(current_setting('request.jwt.claim.role', true), ''),
+    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'role')
+  )::text
+$$;
+
+create or replace function auth.email() returns text
+language sql stable
+as $$
+  select coalesce(
+    nullif(current_setting('request.jwt.claim.email', true), ''),
+    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'email')
+  )::text
+$$;
+
+create or replace function auth.jwt() returns jsonb
+language sql stable
+as $$
+  select coalesce(
+    nullif(current_setting('request.jwt.claim', true), ''),
+    nullif(current_setting('request.jwt.claims', true), '')
+  )::jsonb
+$$;
+
+alter function auth.uid() owner to supabase_auth_admin;
+alter function auth.role() owner to supabase_auth_admin;
+alter function auth.email() owner to supabase_auth_admin;
+alter function auth.jwt() owner to supabase_auth_admin;
+grant execute on function auth.uid(), auth.role(), auth.email(), auth.jwt()
+  to anon, authenticated, service_role;
+
+-- Objects that migrations create in public are reachable by the API roles,
+-- and RLS policies decide which rows they see.
+grant usage on schema public to anon, authenticated, service_role;
+alter default privileges for role postgres in schema public
+  grant all on tables to anon, authenticated, service_role;
+alter default privileges for role postgres in schema public
+  grant all on sequences to anon, authenticated, service_role;
+alter default privileges for role postgres in schema public
+  grant all on functions to anon, authenticated, service_role;
+
+-- Supabase's per-role statement limits.
+alter role anon set statement_timeout = '3s';
+alter role authenticated set statement_timeout = '8s';

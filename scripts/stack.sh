@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
+# local pgmq), Supabase Auth built from its Go module, the Edge Functions under
+# Deno behind a gateway on :54321, and the SendGrid capture server.
+#   stack.sh up       bring everything up (idempotent)
+#   stack.sh stop     stop every process of the stack
+#   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
+#   stack.sh status   print the status block
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE="$ROOT/.stack"
+LOGS="$STATE/logs"
+RUN="$STATE/run"
+ENV_FILE="$STATE/stack.env"
+PG_MAJOR=15
+PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
+DB_PORT=54322
+API_PORT=54321
+MAIL_PORT=54324
+AUTH_PORT=54325
+FUNCTIONS_FIRST_PORT=54330
+DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
+AUTH_MODULE="github.com/supabase/auth"
+AUTH_COMMIT="0204331ca41a5b49f076b6fa3dc6c0d20b996590"
+AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_COMMIT"
+DENO="$ROOT/node_modules/.bin/deno"
+SUPABASE_CLI="$ROOT/node_modules/.bin/supabase"
+
+say() { printf '[stack] %s\n' "$*" >&2; }
+die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# Postgres refuses to run as root, so as root the cluster belongs to the postgres user.
+as_pg() { if is_root; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+psql_admin() { PGPASSWORD=postgres PGOPTIONS='-c client_min_messages=warning' "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$DB_PORT" -U postgres -d postgres "$@"; }
+
+pid_alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+wait_for_http() { # name url seconds
+  local deadline=$((SECONDS + $3))
+  until curl -fsS -o /dev/null "$2" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { tail -n 30 "$LOGS/$1.log" >&2 || true; die "$1 did not answer on $2 (log: $LOGS/$1.log)"; }
+    sleep 0.2
+  done
+}
+
+# A function is up once it answers anything itself, rather than the gateway's 502.
+wait_for_function() { # name seconds
+  local deadline=$((SECONDS + $2)) code
+  for (( ; ; )); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$API_PORT/functions/v1/$1/" 2>/dev/null || true)
+    [ "$code" != "000" ] && [ "$code" != "502" ] && return
+    [ $SECONDS -lt $deadline ] || { tail -n 30 "$LOGS/fn-$1.log" >&2 || true; die "function $1 did not start (log: $LOGS/fn-$1.log)"; }
+    sleep 0.2
+  done
+}
+
+start_process() { # name env-assignments... -- command...
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  setsid env "${envs[@]}" "$@" >"$LOGS/$name.log" 2>&1 < /dev/null &
+  echo $! > "$RUN/$name.pid"
+}
+
+stop_process() {
+  if pid_alive "$1"; then
+    local pid; pid=$(cat "$RUN/$1.pid")
+    kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 -- -"$pid" 2>/dev/null || true
+  fi
+  rm -f "$RUN/$1.pid"
+}
+
+ensure_system_packages() {
+  local missing=()
+  [ -x "$PGBIN/postgres" ] || missing+=("postgresql-$PG_MAJOR")
+  [ -f "/usr/share/postgresql/$PG_MAJOR/extension/pg_cron.control" ] || missing+=("postgresql-$PG_MAJOR-cron")
+  [ -f "/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control" ] || missing+=("postgresql-$PG_MAJOR-pgtap")
+  command -v pg_prove >/dev/null || missing+=(libtap-parser-sourcehandler-pgtap-perl)
+  command -v curl >/dev/null || missing+=(curl)
+  [ ${#missing[@]} -eq 0 ] && return
+  is_root || die "missing Debian packages: ${missing[*]}. Run as root, or: sudo apt-get install -y ${missing[*]}"
+  say "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_node_tools() {
+  [ -x "$DENO" ] && [ -x "$SUPABASE_CLI" ] && return
+  say "installing npm dependencies"
+  (cd "$ROOT" && npm ci --no-fund --no-audit >/dev/null)
+}
+
+# The local pgmq lives in Postgres's extension folder; refreshed when our files change.
+ensure_pgmq_extension() {
+  local target="/usr/share/postgresql/$PG_MAJOR/extension" file
+  for file in "$ROOT"/local/pgmq/pgmq.control "$ROOT"/local/pgmq/pgmq--*.sql; do
+    if ! cmp -s "$file" "$target/$(basename "$file")"; then
+      is_root || die "the local pgmq extension must be installed into $target: run once as root"
+      install -m 0644 "$file" "$target/"
+    fi
+  done
+}
+
+# Where the postgres user cannot reach the work tree (a home folder closed to
+# others), the data lives in /var/lib and .stack/pgdata points to it.
+prepare_data_dir() {
+  local data="$STATE/pgdata"
+  [ -e "$data" ] && return
+  if is_root && ! runuser -u postgres -- test -x "$STATE"; then
+    local outside
+    outside="/var/lib/pms-stack/$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
+    mkdir -p "$outside"; chown postgres: "$outside"; chmod 700 "$outside"
+    ln -s "$outside" "$data"
+  else
+    mkdir -p "$data"
+    is_root && chown postgres: "$data"
+    chmod 700 "$data"
+  fi
+}
+
+socket_dir() {
+  if is_root; then echo /var/run/postgresql; else echo "$STATE/socket"; fi
+}
+
+ensure_cluster() {
+  local data="$STATE/pgdata" sock
+  sock=$(socket_dir)
+  mkdir -p "$sock"; is_root && chown postgres: "$sock"
+  if [ ! -f "$data/PG_VERSION" ]; then
+    prepare_data_dir
+    say "creating the Postgres $PG_MAJOR cluster"
+    local pwfile; pwfile=$(mktemp); echo postgres > "$pwfile"; chmod 644 "$pwfile"
+    as_pg "$PGBIN/initdb" -D "$data" -U postgres --pwfile="$pwfile" --auth-local=trust \
+      --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$LOGS/initdb.log"
+    rm -f "$pwfile"
+    cat >> "$data/postgresql.conf" <<EOF
+# pms local stack
+listen_addresses = '127.0.0.1'
+port = $DB_PORT
+unix_socket_directories = '$sock'
+shared_preload_libraries = 'pg_cron, pg_stat_statements'
+cron.database_name = 'postgres'
+max_connections = 300
+shared_buffers = 512MB
+fsync = on
+log_min_messages = warning
+EOF
+  fi
+  touch "$LOGS/postgres.log"; is_root && chown postgres: "$LOGS/postgres.log"
+  if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    say "starting Postgres on 127.0.0.1:$DB_PORT"
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$LOGS/postgres.log" -w -t 60 start >/dev/null
+  fi
+  psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null
+}
+
+# An HS256 secret per stack and the anon and service_role keys signed with it.
+ensure_keys() {
+  [ -f "$ENV_FILE" ] && return
+  say "generating the stack's JWT secret and API keys"
+  "$DENO" run --quiet --no-config "$ROOT/local/keys.ts" > "$ENV_FILE.tmp"
+  mv "$ENV_FILE.tmp" "$ENV_FILE"
+  chmod 600 "$ENV_FILE"
+}
+
+load_keys() { set -a; . "$ENV_FILE"; set +a; }
+
+# Supabase Auth is built from its Go module; the module's go.mod carries a replace
+# directive, so it is downloaded with the go command and built inside a copy.
+build_auth() {
+  [ -x "$AUTH_CACHE/auth" ] && return 0
+  command -v go >/dev/null || { echo "go is not installed" > "$STATE/auth.unavailable"; return 1; }
+  say "building Supabase Auth from $AUTH_MODULE@$AUTH_COMMIT (first run only)"
+  local dir
+  if ! dir=$(go mod download -json "$AUTH_MODULE@$AUTH_COMMIT" 2>"$LOGS/auth-build.log" \
+      | "$DENO" eval --quiet 'const m = JSON.parse(await new Response(Deno.stdin.readable).text()); if (m.Error) { console.error(m.Error); Deno.exit(1) } console.log(m.Dir)' \
+      2>>"$LOGS/auth-build.log"); then
+    cp "$LOGS/auth-build.log" "$STATE/auth.unavailable"
+    return 1
+  fi
+  local src="$STATE/build/auth-src"
+  rm -rf "$src"; mkdir -p "$STATE/build" "$AUTH_CACHE"
+  cp -r "$dir" "$src"; chmod -R u+w "$src"
+  (cd "$src" && CGO_ENABLED=0 go build -o "$AUTH_CACHE/auth.tmp" .) >>"$LOGS/auth-build.log" 2>&1 \
+    || { cp "$LOGS/auth-build.log" "$STATE/auth.unavailable"; return 1; }
+  mv "$AUTH_CACHE/auth.tmp" "$AUTH_CACHE/auth"
+}
+
+ensure_auth() {
+  rm -f "$STATE/auth.unavailable"
+  pid_alive auth && return
+  if ! build_auth; then
+    say "Supabase Auth is unavailable, auth routes will answer 503: $(head -c 300 "$STATE/auth.unavailable")"
+    return
+  fi
+  say "starting Supabase Auth on 127.0.0.1:$AUTH_PORT"
+  start_process auth \
+    GOTRUE_API_HOST=127.0.0.1 PORT="$AUTH_PORT" \
+    API_EXTERNAL_URL="http://127.0.0.1:$API_PORT/auth/v1" \
+    GOTRUE_SITE_URL="http://127.0.0.1:3000" \
+    GOTRUE_DB_DRIVER=postgres \
+    GOTRUE_DB_DATABASE_URL="postgresql://supabase_auth_admin:postgres@127.0.0.1:$DB_PORT/postgres" \
+    GOTRUE_JWT_SECRET="$JWT_SECRET" GOTRUE_JWT_EXP=3600 GOTRUE_JWT_AUD=authenticated \
+    GOTRUE_JWT_DEFAULT_GROUP_NAME=authenticated GOTRUE_JWT_ADMIN_ROLES=service_role \
+    GOTRUE_DISABLE_SIGNUP=false GOTRUE_EXTERNAL_EMAIL_ENABLED=true \
+    GOTRUE_MAILER_AUTOCONFIRM=true GOTRUE_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED=true \
+    GOTRUE_RATE_LIMIT_TOKEN_REFRESH=100000 GOTRUE_RATE_LIMIT_VERIFY=100000 \
+    GOTRUE_LOG_LEVEL=warn \
+    -- "$AUTH_CACHE/auth"
+  wait_for_http auth "http://127.0.0.1:$AUTH_PORT/health" 60
+}
+
+migrate() {
+  say "applying migrations with the Supabase CLI"
+  (cd "$ROOT" && "$SUPABASE_CLI" db push --db-url "$DB_URL" --include-all --yes) \
+    >"$LOGS/migrations.log" 2>&1 || { cat "$LOGS/migrations.log" >&2; die "migrations failed"; }
+  if [ ! -f "$STATE/seeded" ]; then
+    say "loading supabase/seed.sql"
+    psql_admin -f "$ROOT/supabase/seed.sql" >/dev/null
+    touch "$STATE/seeded"
+  fi
+}
+
+function_names() {
+  local dir
+  for dir in "$ROOT"/supabase/functions/*/; do
+    dir=${dir%/}; dir=${dir##*/}
+    [ "${dir#_}" = "$dir" ] && [ -f "$ROOT/supabase/functions/$dir/index.ts" ] && echo "$dir"
+  done
+}
+
+source_fingerprint() {
+  (cd "$ROOT" && find src supabase/functions local deno.json -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum | cut -c1-40
+}
+
+# Functions and the gateway restart when their sources changed since they started.
+ensure_http_processes() {
+  local fingerprint; fingerprint=$(source_fingerprint)
+  if [ "$(cat "$RUN/http.fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
+    stop_http_processes
+  fi
+  local deno_env=(DENO_DIR="$STATE/deno" NO_COLOR=1)
+  if ! pid_alive mail; then
+    start_process mail "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      --allow-env "$ROOT/local/sendgrid-capture/main.ts" --port "$MAIL_PORT"
+  fi
+  local name port=$FUNCTIONS_FIRST_PORT routes=""
+  for name in $(function_names); do
+    routes="$routes${routes:+,}$name=$port"
+    if ! pid_alive "fn-$name"; then
+      start_process "fn-$name" "${deno_env[@]}" \
+        DENO_SERVE_ADDRESS="tcp:127.0.0.1:$port" \
+        SUPABASE_URL="http://127.0.0.1:$API_PORT" SUPABASE_DB_URL="$DB_URL" \
+        SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY" \
+        AUTH_URL="http://127.0.0.1:$AUTH_PORT" AUTH_JWT_SECRET="$JWT_SECRET" \
+        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" \
+        -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
+        --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
+    fi
+    port=$((port + 1))
+  done
+  if ! pid_alive gateway; then
+    start_process gateway "${deno_env[@]}" -- "$DENO" run --quiet --allow-net --allow-env \
+      "$ROOT/local/gateway/main.ts" --port "$API_PORT" \
+      --auth "http://127.0.0.1:$AUTH_PORT" --functions "$routes"
+  fi
+  echo "$fingerprint" > "$RUN/http.fingerprint"
+  wait_for_http mail "http://127.0.0.1:$MAIL_PORT/_capture/messages" 60
+  wait_for_http gateway "http://127.0.0.1:$API_PORT/_gateway/health" 60
+  for name in $(function_names); do
+    wait_for_function "$name" 120
+  done
+}
+
+stop_http_processes() {
+  local file
+  for file in "$RUN"/*.pid; do
+    [ -e "$file" ] || continue
+    file=${file##*/}; file=${file%.pid}
+    [ "$file" = auth ] || stop_process "$file"
+  done
+}
+
+print_status() {
+  load_keys
+  local auth_state="running"
+  [ -f "$STATE/auth.unavailable" ] && auth_state="unavailable (see $STATE/auth.unavailable)"
+  cat <<EOF
+
+         API URL: http://127.0.0.1:$API_PORT
+   Functions URL: http://127.0.0.1:$API_PORT/functions/v1
+         API v1:  http://127.0.0.1:$API_PORT/functions/v1/api/v1
+          DB URL: $DB_URL
+            Auth: $auth_state
+Mail capture URL: http://127.0.0.1:$MAIL_PORT
+      JWT secret: $JWT_SECRET
+        anon key: $ANON_KEY
+service_role key: $SERVICE_ROLE_KEY
+
+EOF
+}
+
+up() {
+  mkdir -p "$STATE" "$LOGS" "$RUN"
+  ensure_system_packages
+  ensure_node_tools
+  ensure_pgmq_extension
+  ensure_cluster
+  ensure_keys
+  load_keys
+  ensure_auth
+  migrate
+  ensure_http_processes
+  print_status
+}
+
+stop() {
+  [ -d "$RUN" ] && stop_http_processes
+  stop_process auth
+  if [ -f "$STATE/pgdata/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$STATE/pgdata" status >/dev/null 2>&1; then
+    as_pg "$PGBIN/pg_ctl" -D "$STATE/pgdata" -m fast -w stop >/dev/null
+  fi
+  say "stopped"
+}
+
+reset() {
+  stop
+  local data="$STATE/pgdata"
+  if [ -L "$data" ]; then rm -rf "$(readlink "$data")"; fi
+  rm -rf "$data" "$ENV_FILE" "$STATE/seeded" "$RUN"
+  up
+}
+
+case "${1:-up}" in
+  up) up ;;
+  stop) stop ;;
+  reset) reset ;;
+  status) print_status ;;
+  *) die "usage: stack.sh up|stop|reset|status" ;;
+esac

@@ -1,0 +1,83 @@
+import { unauthorized } from "../http/problem.ts";
+
+// The claims of a Supabase Auth access token the API relies on.
+export type AccessClaims = {
+  sub: string;
+  session_id: string;
+  role: string;
+  exp: number;
+  email?: string;
+  [claim: string]: unknown;
+};
+
+const encoder = new TextEncoder();
+
+function decodeSegment(segment: string): Uint8Array {
+  if (!/^[A-Za-z0-9_-]*$/.test(segment)) throw new Error("not base64url");
+  const base64 = segment.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(segment.length / 4) * 4, "=");
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
+function decodeJson(segment: string): unknown {
+  return JSON.parse(new TextDecoder().decode(decodeSegment(segment)));
+}
+
+function isClaims(value: unknown): value is AccessClaims {
+  if (typeof value !== "object" || value === null) return false;
+  const claims = value as Record<string, unknown>;
+  return typeof claims.sub === "string" && typeof claims.session_id === "string" &&
+    typeof claims.role === "string" && typeof claims.exp === "number";
+}
+
+export type AccessTokenVerifier = (token: string) => Promise<AccessClaims>;
+
+// Verifies an HS256 token signed with the project's JWT secret: signature, expiry
+// and shape. Whether its session still exists is checked in the database.
+export async function createAccessTokenVerifier(
+  deps: { jwtSecret: string; now: () => number },
+): Promise<AccessTokenVerifier> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(deps.jwtSecret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+
+  return async (token) => {
+    const parts = token.split(".");
+    if (parts.length !== 3) throw unauthorized("The access token is malformed.");
+    const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
+    let header: unknown;
+    let payload: unknown;
+    let signature: Uint8Array;
+    try {
+      header = decodeJson(headerPart);
+      payload = decodeJson(payloadPart);
+      signature = decodeSegment(signaturePart);
+    } catch {
+      throw unauthorized("The access token is malformed.");
+    }
+    if ((header as { alg?: unknown } | null)?.alg !== "HS256") {
+      throw unauthorized("The access token is not signed with a supported algorithm.");
+    }
+    const valid = await crypto.subtle.verify(
+      "HMAC",
+      key,
+      signature as Uint8Array<ArrayBuffer>,
+      encoder.encode(`${headerPart}.${payloadPart}`),
+    );
+    if (!valid) throw unauthorized("The access token's signature is invalid.");
+    if (!isClaims(payload)) throw unauthorized("The access token is not a session token.");
+    if (payload.exp * 1000 <= deps.now()) throw unauthorized("The access token has expired.");
+    return payload;
+  };
+}
+
+export function bearerToken(request: Request): string {
+  const header = request.headers.get("authorization");
+  if (!header) throw unauthorized("Send Authorization: Bearer <access token>.");
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match) throw unauthorized("The Authorization header must be Bearer <access token>.");
+  return match[1]!;
+}

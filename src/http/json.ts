@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { HttpError } from "./problem.ts";
+
+// Bodies above this are refused before parsing: no request of this API needs more.
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+export function noContent(headers: Record<string, string> = {}): Response {
+  return new Response(null, { status: 204, headers });
+}
+
+async function readCapped(request: Request): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function tooLarge(): HttpError {
+  return new HttpError("payload-too-large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+}
+
+export function fieldErrors(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+}
+
+// Reads a JSON body and validates it; every way it can be wrong is a 4xx problem.
+export async function readJson<Schema extends z.ZodType>(
+  request: Request,
+  schema: Schema,
+): Promise<z.infer<Schema>> {
+  const contentType = request.headers.get("content-type");
+  const text = await readCapped(request);
+  if (text.length > 0 || contentType !== null) {
+    const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+    if (mediaType !== "application/json") {
+      throw new HttpError("unsupported-media-type", "Send the body as application/json.");
+    }
+  }
+  let value: unknown = undefined;
+  if (text.trim().length > 0) {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new HttpError("malformed-json", "The request body is not valid JSON.");
+    }
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new HttpError("validation", "The request body does not match the expected shape.", {
+      errors: fieldErrors(parsed.error),
+    });
+  }
+  return parsed.data;
+}
