@@ -4,7 +4,7 @@ export function readFlags(args: string[]): Map<string, string> {
   for (let i = 0; i < args.length; i += 2) {
     const name = args[i];
     const value = args[i + 1];
-    if (!name.startsWith("--") || value === undefined) {
+    if (name === undefined || !name.startsWith("--") || value === undefined) {
       throw new Error(`expected --name value pairs, got: ${args.join(" ")}`);
     }
     flags.set(name.slice(2), value);

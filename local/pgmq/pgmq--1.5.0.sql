@@ -92,7 +92,7 @@ begin
     'archived_at_idx_' || queue_key, 'a_' || queue_key);
   insert into pgmq.meta (queue_name, is_unlogged)
   values (queue_key, unlogged)
-  on conflict (queue_name) do nothing;
+  on conflict on constraint meta_queue_name_key do nothing;
 end
 $$;
 

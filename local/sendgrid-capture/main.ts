@@ -38,6 +38,10 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => AbortSignal.timeout(milliseconds).addEventListener("abort", () => resolve()));
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -102,7 +106,7 @@ async function mailSend(request: Request): Promise<Response> {
 
   const scripted = state.script.shift();
   if (scripted) {
-    if (scripted.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
+    if (scripted.delayMs) await sleep(scripted.delayMs);
     if (scripted.status !== 202) {
       record(scripted.status, null);
       const errorBody = scripted.body ?? { errors: [{ field: null, message: `scripted ${scripted.status}`, help: null }] };

@@ -12,10 +12,11 @@ const UNDEFINED_TABLE = "42P01";
 // `authenticated`, confirms the token's session still exists (so a signed-out
 // token stops working at once), and runs the request's queries.
 export function createSessionGuard(deps: { sql: Sql; verify: AccessTokenVerifier }): SessionGuard {
-  return async (request, work) => {
+  return async <T>(request: Request, work: (context: SessionContext) => Promise<T>): Promise<T> => {
     const accessToken = bearerToken(request);
     const claims = await deps.verify(accessToken);
     try {
+      // postgres.js types begin() as unwrapping arrays of promises; work returns a plain value.
       return await deps.sql.begin(async (tx) => {
         const [row] = await tx<{ active: boolean }[]>`
           select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
@@ -23,7 +24,7 @@ export function createSessionGuard(deps: { sql: Sql; verify: AccessTokenVerifier
                  private.session_is_active(${claims.session_id}::uuid, ${claims.sub}::uuid) as active`;
         if (!row?.active) throw unauthorized("The session has ended. Sign in again.");
         return await work({ claims, accessToken, tx });
-      });
+      }) as T;
     } catch (error) {
       // auth.sessions is created by Supabase Auth's own migrations.
       if ((error as { code?: string }).code === UNDEFINED_TABLE) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# npm test: brings the local stack up if it is not running, then the type check,
+# the pgTAP suites (pg_prove) and the Deno tests; ends with "N passed, N failed".
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
+
+if ! bash scripts/stack.sh up; then
+  echo "the local stack did not come up"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+passed=0
+failed=0
+tally() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+echo "== type check"
+if bash scripts/typecheck.sh; then echo "type check: ok"; tally 1 0; else echo "type check: FAILED"; tally 0 1; fi
+
+echo "== pgTAP (supabase/tests)"
+tap_log=$(mktemp)
+PGPASSWORD=postgres pg_prove --verbose --ext .sql -r -h 127.0.0.1 -p 54322 -U postgres -d postgres \
+  supabase/tests >"$tap_log" 2>&1
+tap_status=$?
+grep -E '^not ok |^# |\.\. ?(ok|Failed|Dubious)|^Result|^Files=' "$tap_log" || true
+tap_passed=$(grep -cE '^ok [0-9]+' "$tap_log")
+tap_failed=$(grep -cE '^not ok [0-9]+' "$tap_log")
+# A file that dies before its plan is done reports no "not ok", only a bad status.
+if [ "$tap_status" -ne 0 ] && [ "$tap_failed" -eq 0 ]; then tap_failed=1; cat "$tap_log"; fi
+tally "$tap_passed" "$tap_failed"
+rm -f "$tap_log"
+
+echo "== Deno tests (test/)"
+deno_log=$(mktemp)
+node_modules/.bin/deno test --config deno.json --allow-net --allow-env --allow-read test/ 2>&1 | tee "$deno_log"
+deno_summary=$(grep -oE '[0-9]+ passed \| [0-9]+ failed' "$deno_log" | tail -n 1)
+if [ -n "$deno_summary" ]; then
+  tally "$(echo "$deno_summary" | cut -d' ' -f1)" "$(echo "$deno_summary" | cut -d' ' -f4)"
+else
+  tally 0 1
+fi
+rm -f "$deno_log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# tsc over tsconfig.json (deployed code and the local stack) with Deno's own
+# declarations, and deno check over everything Deno runs, tests included.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+mkdir -p .stack/types
+export DENO_DIR="$ROOT/.stack/deno"
+node_modules/.bin/deno types > .stack/types/deno.d.ts
+node_modules/.bin/tsc -p tsconfig.json
+node_modules/.bin/deno check --quiet --config deno.json supabase/functions/*/index.ts local/*.ts local/*/main.ts test/
