@@ -35,9 +35,11 @@ rm -f "$tap_log"
 echo "== Deno tests (test/)"
 deno_log=$(mktemp)
 node_modules/.bin/deno test --config deno.json --allow-net --allow-env --allow-read test/ 2>&1 | tee "$deno_log"
-deno_summary=$(grep -oE '[0-9]+ passed \| [0-9]+ failed' "$deno_log" | tail -n 1)
+# Deno's last line: "ok | 18 passed (3 steps) | 0 failed (1s)".
+deno_summary=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$deno_log" | tail -n 1)
 if [ -n "$deno_summary" ]; then
-  tally "$(echo "$deno_summary" | cut -d' ' -f1)" "$(echo "$deno_summary" | cut -d' ' -f4)"
+  tally "$(sed -E 's/^[A-Z a-z]+\| ([0-9]+) passed.*/\1/' <<<"$deno_summary")" \
+        "$(sed -E 's/.*\| ([0-9]+) failed.*/\1/' <<<"$deno_summary")"
 else
   tally 0 1
 fi
