@@ -93,7 +93,7 @@ ensure_system_packages() {
 ensure_node_tools() {
   [ -x "$DENO" ] && [ -x "$SUPABASE_CLI" ] && return
   say "installing npm dependencies"
-  (cd "$ROOT" && npm ci --no-fund --no-audit >/dev/null)
+  (cd "$ROOT" && npm install --no-fund --no-audit >/dev/null)
 }
 
 # The local pgmq lives in Postgres's extension folder; refreshed when our files change.

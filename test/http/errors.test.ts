@@ -4,6 +4,10 @@ import assert from "node:assert/strict";
 import { MAX_BODY_BYTES } from "../../src/http/json.ts";
 import { readProblem, stack } from "../support/stack.ts";
 
+function post(route: string, body: string, contentType = "application/json"): Promise<Response> {
+  return fetch(`${stack.v1}${route}`, { method: "POST", headers: { "content-type": contentType }, body });
+}
+
 Deno.test("an unknown route is a 404 problem", async () => {
   const response = await fetch(`${stack.v1}/no-such-thing`);
   assert.equal(response.status, 404);
@@ -20,41 +24,28 @@ Deno.test("a known route with the wrong method is a 405 naming the allowed one",
 });
 
 Deno.test("malformed JSON is a 400", async () => {
-  const response = await fetch(`${stack.v1}/auth/sign-in`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: '{"email": "a@b.c", ',
-  });
+  const response = await post("/auth/sign-in", '{"email": "a@b.c", ');
   assert.equal(response.status, 400);
   assert.equal((await readProblem(response)).type, "urn:pms:problem:malformed-json");
 });
 
 Deno.test("a body that is not JSON is a 415", async () => {
-  const response = await fetch(`${stack.v1}/auth/sign-in`, {
-    method: "POST",
-    headers: { "content-type": "text/plain" },
-    body: "email=a@b.c",
-  });
+  const response = await post("/auth/sign-in", "email=a@b.c", "text/plain");
   assert.equal(response.status, 415);
   assert.equal((await readProblem(response)).type, "urn:pms:problem:unsupported-media-type");
 });
 
 Deno.test("a body over the size limit is a 413", async () => {
-  const response = await fetch(`${stack.v1}/auth/sign-up`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "big@example.com", password: "x".repeat(MAX_BODY_BYTES) }),
-  });
+  const response = await post(
+    "/auth/sign-up",
+    JSON.stringify({ email: "big@example.com", password: "x".repeat(MAX_BODY_BYTES) }),
+  );
   assert.equal(response.status, 413);
   assert.equal((await readProblem(response)).type, "urn:pms:problem:payload-too-large");
 });
 
 Deno.test("invalid fields are a 400 listing each field", async () => {
-  const response = await fetch(`${stack.v1}/auth/sign-up`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "not-an-email", password: "short", role: "admin" }),
-  });
+  const response = await post("/auth/sign-up", JSON.stringify({ email: "not-an-email", password: "short", role: "admin" }));
   assert.equal(response.status, 400);
   const problem = await readProblem(response);
   assert.equal(problem.type, "urn:pms:problem:validation");
