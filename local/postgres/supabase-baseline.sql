@@ -104,3 +104,74 @@ alter default privileges for role postgres in schema public
 -- Supabase's per-role statement limits.
 alter role anon set statement_timeout = '3s';
 alter role authenticated set statement_timeout = '8s';
+
+-- The auth tables Supabase's database image creates before Supabase Auth first
+-- starts; Auth's own migrations add to them (and add sessions, identities, ...).
+-- Same columns and types as the image, so those migrations apply on top unchanged.
+set role supabase_auth_admin;
+
+create table if not exists auth.users (
+  instance_id uuid,
+  id uuid not null,
+  aud varchar(255),
+  role varchar(255),
+  email varchar(255),
+  encrypted_password varchar(255),
+  confirmed_at timestamptz,
+  invited_at timestamptz,
+  confirmation_token varchar(255),
+  confirmation_sent_at timestamptz,
+  recovery_token varchar(255),
+  recovery_sent_at timestamptz,
+  email_change_token varchar(255),
+  email_change varchar(255),
+  email_change_sent_at timestamptz,
+  last_sign_in_at timestamptz,
+  raw_app_meta_data jsonb,
+  raw_user_meta_data jsonb,
+  is_super_admin boolean,
+  created_at timestamptz,
+  updated_at timestamptz,
+  constraint users_pkey primary key (id),
+  constraint users_email_key unique (email)
+);
+create index if not exists users_instance_id_idx on auth.users (instance_id);
+create index if not exists users_instance_id_email_idx on auth.users (instance_id, email);
+
+create table if not exists auth.refresh_tokens (
+  instance_id uuid,
+  id bigserial primary key,
+  token varchar(255),
+  user_id varchar(255),
+  revoked boolean,
+  created_at timestamptz,
+  updated_at timestamptz
+);
+create index if not exists refresh_tokens_instance_id_idx on auth.refresh_tokens (instance_id);
+create index if not exists refresh_tokens_instance_id_user_id_idx on auth.refresh_tokens (instance_id, user_id);
+create index if not exists refresh_tokens_token_idx on auth.refresh_tokens (token);
+
+create table if not exists auth.instances (
+  id uuid primary key,
+  uuid uuid,
+  raw_base_config text,
+  created_at timestamptz,
+  updated_at timestamptz
+);
+
+create table if not exists auth.audit_log_entries (
+  instance_id uuid,
+  id uuid primary key,
+  payload json,
+  created_at timestamptz
+);
+create index if not exists audit_logs_instance_id_idx on auth.audit_log_entries (instance_id);
+
+create table if not exists auth.schema_migrations (
+  version varchar(255) primary key
+);
+
+reset role;
+
+grant all on auth.users, auth.refresh_tokens, auth.instances, auth.audit_log_entries,
+  auth.schema_migrations to postgres;
