@@ -1,0 +1,92 @@
+-- Properties and their rentable units. Owners and admins set them up; everyone
+-- in the tenant reads them.
+create table public.properties (
+  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  name text not null check (length(btrim(name)) between 1 and 200),
+  timezone text not null check (private.is_iana_timezone(timezone)),
+  currency text not null check (private.is_iso_currency(currency)),
+  address_line1 text check (length(address_line1) <= 200),
+  address_line2 text check (length(address_line2) <= 200),
+  city text check (length(city) <= 100),
+  region text check (length(region) <= 100),
+  postal_code text check (length(postal_code) <= 20),
+  country_code text check (country_code ~ '^[A-Z]{2}$'),
+  email text check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  phone text check (phone ~ '^\+[1-9][0-9]{6,14}$'),
+  check_in_time time not null default '15:00',
+  check_out_time time not null default '11:00',
+  status text not null default 'active' check (status in ('active', 'archived')),
+  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  primary key (tenant_id, id),
+  unique (tenant_id, name)
+);
+
+create table public.units (
+  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  property_id uuid not null,
+  name text not null check (length(btrim(name)) between 1 and 100),
+  type text not null default 'room'
+    check (type in ('room', 'suite', 'apartment', 'house', 'dorm_bed', 'other')),
+  capacity integer not null default 2 check (capacity between 1 and 100),
+  floor text check (length(floor) <= 20),
+  status text not null default 'active' check (status in ('active', 'out_of_service', 'archived')),
+  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  primary key (tenant_id, id),
+  -- Lets reservations and tasks require that their unit is in their property.
+  unique (tenant_id, property_id, id),
+  unique (tenant_id, property_id, name),
+  foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+);
+
+create trigger forbid_tenant_change before update on public.properties
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.properties
+  for each row execute function private.touch_updated_at();
+create trigger forbid_tenant_change before update on public.units
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.units
+  for each row execute function private.touch_updated_at();
+
+alter table public.properties enable row level security;
+alter table public.units enable row level security;
+revoke all on public.properties, public.units from anon;
+
+create policy "members read properties" on public.properties
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create properties" on public.properties
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update properties" on public.properties
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete properties" on public.properties
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+create policy "members read units" on public.units
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create units" on public.units
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update units" on public.units
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete units" on public.units
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
