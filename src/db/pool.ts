@@ -3,13 +3,55 @@ import postgres from "postgres";
 export type Sql = postgres.Sql;
 export type Transaction = postgres.TransactionSql;
 
+export type PoolOptions = {
+  max?: number;
+  applicationName?: string;
+  // Parse values the way src/db/database.types.ts describes them; the Kysely pool needs this.
+  generatedTypes?: boolean;
+};
+
+const oid = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 };
+
+// The generated types describe values as PostgREST puts them in JSON: dates and timestamps
+// as strings, bigint as a number. postgres.js by default makes the former Dates and leaves
+// bigint a string, and the types would lie about every such column read through them.
+const generatedTypeParsers = {
+  timestamp: {
+    to: oid.timestamptz,
+    from: [oid.date, oid.timestamp, oid.timestamptz],
+    // A Date still binds as before; a string goes as written, in the offset it names.
+    serialize: (value: string | Date): string => value instanceof Date ? value.toISOString() : value,
+    parse: (raw: string): string => raw,
+  },
+  bigint: {
+    to: oid.int8,
+    from: [oid.int8],
+    serialize: (value: number): string => String(value),
+    parse: parseSafeInteger,
+  },
+} satisfies Record<string, postgres.PostgresType>;
+
+// Amounts are bigint minor units; past 2^53 a number silently rounds, so the query fails instead.
+function parseSafeInteger(raw: string): number {
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`bigint ${raw} does not fit in a JavaScript number`);
+  return value;
+}
+
+export function parsesAsGeneratedTypes(sql: Sql): boolean {
+  const { parsers } = sql.options;
+  return parsers[oid.int8] === generatedTypeParsers.bigint.parse &&
+    [oid.date, oid.timestamp, oid.timestamptz].every((type) => parsers[type] === generatedTypeParsers.timestamp.parse);
+}
+
 // One pool per function instance, created by the entrypoint at start-up.
-export function createPool(url: string, options: { max?: number; applicationName?: string } = {}): Sql {
-  return postgres(url, {
+export function createPool(url: string, options: PoolOptions = {}): Sql {
+  const settings = {
     max: options.max ?? 10,
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? "pms" },
-  });
+  };
+  return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);
 }

@@ -1,0 +1,41 @@
+import { type ColumnType, Kysely } from "kysely";
+import { PostgresJSDialect } from "kysely-postgres-js";
+import type { Database } from "./database.types.ts";
+import { parsesAsGeneratedTypes, type Sql } from "./pool.ts";
+
+type Schema = Database["public"];
+type Relations = Schema["Tables"] & Schema["Views"];
+
+type OptionalKeys<T> = { [K in keyof T]-?: Record<never, never> extends Pick<T, K> ? K : never }[keyof T];
+
+// The generator marks a column it will not accept (generated always, like reservations.balance)
+// as `?: never`, which reads back as undefined; Kysely drops a column whose type is never.
+type Writable<T, K> = K extends keyof T ? Exclude<T[K], undefined> : never;
+
+// Optional on insert means the database fills it in; Kysely reads a type that admits undefined
+// as optional, whatever exactOptionalPropertyTypes says about the generated `?`.
+type InsertColumn<Insert, K> = [Writable<Insert, K>] extends [never] ? never
+  : K extends OptionalKeys<Insert> ? Writable<Insert, K> | undefined
+  : Writable<Insert, K>;
+
+// A view the database cannot write through has no Insert or Update at all.
+type Part<Relation, Name extends string> = Relation extends Record<Name, infer T> ? T : Record<never, never>;
+
+type Table<Relation extends { Row: object }> = {
+  [K in keyof Relation["Row"]]: ColumnType<
+    Relation["Row"][K],
+    InsertColumn<Part<Relation, "Insert">, K>,
+    Writable<Part<Relation, "Update">, K>
+  >;
+};
+
+// Names as the app writes them, unqualified: the pool's search_path starts with public.
+export type DB = { [Name in keyof Relations & string]: Table<Relations[Name]> };
+
+// Destroying the returned Kysely ends `sql` as well: the dialect owns the pool it is handed.
+export function createDb(sql: Sql): Kysely<DB> {
+  if (!parsesAsGeneratedTypes(sql)) {
+    throw new TypeError("createDb needs a pool from createPool(url, { generatedTypes: true }), or rows would not match DB");
+  }
+  return new Kysely<DB>({ dialect: new PostgresJSDialect({ postgres: sql }) });
+}

@@ -1,0 +1,1010 @@
+export type Json = string | number | boolean | null | {
+  [key: string]: Json | undefined;
+} | Json[];
+
+export type Database = {
+  "public": {
+    Tables: {
+      "access_codes": {
+        Row: {
+          "code": string;
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "property_id": string;
+          "reservation_id": string;
+          "revoked_at": string | null;
+          "status": string;
+          "tenant_id": string;
+          "updated_at": string;
+          "valid_from": string;
+          "valid_until": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "code"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "property_id": string;
+          "reservation_id": string;
+          "revoked_at"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "valid_from": string;
+          "valid_until": string;
+        };
+        Update: {
+          "code"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "property_id"?: string;
+          "reservation_id"?: string;
+          "revoked_at"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "valid_from"?: string;
+          "valid_until"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "access_codes_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "access_codes_tenant_id_property_id_reservation_id_fkey";
+            columns: ["tenant_id", "property_id", "reservation_id"];
+            isOneToOne: false;
+            referencedRelation: "reservations";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
+      "guests": {
+        Row: {
+          "country_code": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "email": string | null;
+          "first_name": string;
+          "id": string;
+          "last_name": string;
+          "locale": string;
+          "marketing_consent": boolean;
+          "marketing_consent_at": string | null;
+          "notes": string | null;
+          "phone": string | null;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "country_code"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "email"?: string | null;
+          "first_name": string;
+          "id"?: string;
+          "last_name": string;
+          "locale"?: string;
+          "marketing_consent"?: boolean;
+          "marketing_consent_at"?: string | null;
+          "notes"?: string | null;
+          "phone"?: string | null;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "country_code"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "email"?: string | null;
+          "first_name"?: string;
+          "id"?: string;
+          "last_name"?: string;
+          "locale"?: string;
+          "marketing_consent"?: boolean;
+          "marketing_consent_at"?: string | null;
+          "notes"?: string | null;
+          "phone"?: string | null;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "guests_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "payment_links": {
+        Row: {
+          "amount": number;
+          "cancelled_at": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "currency": string;
+          "description": string | null;
+          "expires_at": string;
+          "id": string;
+          "paid_at": string | null;
+          "reservation_id": string;
+          "status": string;
+          "tenant_id": string;
+          "token": string;
+          "updated_at": string;
+          "url": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "cancelled_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency": string;
+          "description"?: string | null;
+          "expires_at"?: string;
+          "id"?: string;
+          "paid_at"?: string | null;
+          "reservation_id": string;
+          "status"?: string;
+          "tenant_id"?: string;
+          "token"?: string;
+          "updated_at"?: string;
+          "url"?: string | null;
+        };
+        Update: {
+          "amount"?: number;
+          "cancelled_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency"?: string;
+          "description"?: string | null;
+          "expires_at"?: string;
+          "id"?: string;
+          "paid_at"?: string | null;
+          "reservation_id"?: string;
+          "status"?: string;
+          "tenant_id"?: string;
+          "token"?: string;
+          "updated_at"?: string;
+          "url"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "payment_links_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "payment_links_tenant_id_reservation_id_currency_fkey";
+            columns: ["tenant_id", "reservation_id", "currency"];
+            isOneToOne: false;
+            referencedRelation: "reservations";
+            referencedColumns: ["tenant_id", "id", "currency"];
+          },
+        ];
+      };
+      "payments": {
+        Row: {
+          "amount": number;
+          "created_at": string;
+          "created_by": string | null;
+          "currency": string;
+          "external_reference": string | null;
+          "id": string;
+          "method": string;
+          "notes": string | null;
+          "payment_link_id": string | null;
+          "received_at": string;
+          "reservation_id": string;
+          "source": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency": string;
+          "external_reference"?: string | null;
+          "id"?: string;
+          "method"?: string;
+          "notes"?: string | null;
+          "payment_link_id"?: string | null;
+          "received_at"?: string;
+          "reservation_id": string;
+          "source"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "amount"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency"?: string;
+          "external_reference"?: string | null;
+          "id"?: string;
+          "method"?: string;
+          "notes"?: string | null;
+          "payment_link_id"?: string | null;
+          "received_at"?: string;
+          "reservation_id"?: string;
+          "source"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "payments_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "payments_tenant_id_reservation_id_currency_fkey";
+            columns: ["tenant_id", "reservation_id", "currency"];
+            isOneToOne: false;
+            referencedRelation: "reservations";
+            referencedColumns: ["tenant_id", "id", "currency"];
+          },
+          {
+            foreignKeyName:
+              "payments_tenant_id_reservation_id_payment_link_id_fkey";
+            columns: ["tenant_id", "reservation_id", "payment_link_id"];
+            isOneToOne: false;
+            referencedRelation: "payment_links";
+            referencedColumns: ["tenant_id", "reservation_id", "id"];
+          },
+        ];
+      };
+      "properties": {
+        Row: {
+          "address_line1": string | null;
+          "address_line2": string | null;
+          "check_in_time": string;
+          "check_out_time": string;
+          "city": string | null;
+          "country_code": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "currency": string;
+          "email": string | null;
+          "id": string;
+          "name": string;
+          "phone": string | null;
+          "postal_code": string | null;
+          "region": string | null;
+          "status": string;
+          "tenant_id": string;
+          "timezone": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "address_line1"?: string | null;
+          "address_line2"?: string | null;
+          "check_in_time"?: string;
+          "check_out_time"?: string;
+          "city"?: string | null;
+          "country_code"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency": string;
+          "email"?: string | null;
+          "id"?: string;
+          "name": string;
+          "phone"?: string | null;
+          "postal_code"?: string | null;
+          "region"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "timezone": string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "address_line1"?: string | null;
+          "address_line2"?: string | null;
+          "check_in_time"?: string;
+          "check_out_time"?: string;
+          "city"?: string | null;
+          "country_code"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency"?: string;
+          "email"?: string | null;
+          "id"?: string;
+          "name"?: string;
+          "phone"?: string | null;
+          "postal_code"?: string | null;
+          "region"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "timezone"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "properties_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "rate_plans": {
+        Row: {
+          "active": boolean;
+          "cancellation_policy": string;
+          "code": string;
+          "created_at": string;
+          "created_by": string | null;
+          "currency": string;
+          "free_cancellation_hours": number | null;
+          "id": string;
+          "max_stay": number | null;
+          "min_stay": number;
+          "name": string;
+          "nightly_price": number;
+          "property_id": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "active"?: boolean;
+          "cancellation_policy"?: string;
+          "code": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency": string;
+          "free_cancellation_hours"?: number | null;
+          "id"?: string;
+          "max_stay"?: number | null;
+          "min_stay"?: number;
+          "name": string;
+          "nightly_price": number;
+          "property_id": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "active"?: boolean;
+          "cancellation_policy"?: string;
+          "code"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency"?: string;
+          "free_cancellation_hours"?: number | null;
+          "id"?: string;
+          "max_stay"?: number | null;
+          "min_stay"?: number;
+          "name"?: string;
+          "nightly_price"?: number;
+          "property_id"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "rate_plans_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "rate_plans_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
+      "reservations": {
+        Row: {
+          "adults": number;
+          "amount_paid": number;
+          "balance": number | null;
+          "cancellation_reason": string | null;
+          "cancelled_at": string | null;
+          "check_in": string;
+          "check_out": string;
+          "checked_in_at": string | null;
+          "checked_out_at": string | null;
+          "children": number;
+          "confirmation_code": string;
+          "confirmed_at": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "currency": string;
+          "external_reference": string | null;
+          "guest_id": string;
+          "id": string;
+          "no_show_at": string | null;
+          "notes": string | null;
+          "property_id": string;
+          "rate_plan_id": string | null;
+          "source": string;
+          "status": string;
+          "stay": unknown;
+          "tenant_id": string;
+          "total_amount": number;
+          "unit_id": string | null;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "adults"?: number;
+          "amount_paid"?: number;
+          "balance"?: never;
+          "cancellation_reason"?: string | null;
+          "cancelled_at"?: string | null;
+          "check_in": string;
+          "check_out": string;
+          "checked_in_at"?: string | null;
+          "checked_out_at"?: string | null;
+          "children"?: number;
+          "confirmation_code"?: string;
+          "confirmed_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency": string;
+          "external_reference"?: string | null;
+          "guest_id": string;
+          "id"?: string;
+          "no_show_at"?: string | null;
+          "notes"?: string | null;
+          "property_id": string;
+          "rate_plan_id"?: string | null;
+          "source"?: string;
+          "status"?: string;
+          "stay"?: never;
+          "tenant_id"?: string;
+          "total_amount"?: number;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Update: {
+          "adults"?: number;
+          "amount_paid"?: number;
+          "balance"?: never;
+          "cancellation_reason"?: string | null;
+          "cancelled_at"?: string | null;
+          "check_in"?: string;
+          "check_out"?: string;
+          "checked_in_at"?: string | null;
+          "checked_out_at"?: string | null;
+          "children"?: number;
+          "confirmation_code"?: string;
+          "confirmed_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "currency"?: string;
+          "external_reference"?: string | null;
+          "guest_id"?: string;
+          "id"?: string;
+          "no_show_at"?: string | null;
+          "notes"?: string | null;
+          "property_id"?: string;
+          "rate_plan_id"?: string | null;
+          "source"?: string;
+          "status"?: string;
+          "stay"?: never;
+          "tenant_id"?: string;
+          "total_amount"?: number;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "reservations_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "reservations_tenant_id_guest_id_fkey";
+            columns: ["tenant_id", "guest_id"];
+            isOneToOne: false;
+            referencedRelation: "guests";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "reservations_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName:
+              "reservations_tenant_id_property_id_rate_plan_id_currency_fkey";
+            columns: ["tenant_id", "property_id", "rate_plan_id", "currency"];
+            isOneToOne: false;
+            referencedRelation: "rate_plans";
+            referencedColumns: ["tenant_id", "property_id", "id", "currency"];
+          },
+          {
+            foreignKeyName: "reservations_tenant_id_property_id_unit_id_fkey";
+            columns: ["tenant_id", "property_id", "unit_id"];
+            isOneToOne: false;
+            referencedRelation: "units";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
+      "tasks": {
+        Row: {
+          "assignee_id": string | null;
+          "cancelled_at": string | null;
+          "completed_at": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "description": string | null;
+          "due_at": string | null;
+          "id": string;
+          "priority": string;
+          "property_id": string;
+          "reservation_id": string | null;
+          "started_at": string | null;
+          "status": string;
+          "tenant_id": string;
+          "title": string;
+          "type": string;
+          "unit_id": string | null;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "assignee_id"?: string | null;
+          "cancelled_at"?: string | null;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "due_at"?: string | null;
+          "id"?: string;
+          "priority"?: string;
+          "property_id": string;
+          "reservation_id"?: string | null;
+          "started_at"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "title": string;
+          "type": string;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Update: {
+          "assignee_id"?: string | null;
+          "cancelled_at"?: string | null;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "due_at"?: string | null;
+          "id"?: string;
+          "priority"?: string;
+          "property_id"?: string;
+          "reservation_id"?: string | null;
+          "started_at"?: string | null;
+          "status"?: string;
+          "tenant_id"?: string;
+          "title"?: string;
+          "type"?: string;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tasks_tenant_id_assignee_id_fkey";
+            columns: ["tenant_id", "assignee_id"];
+            isOneToOne: false;
+            referencedRelation: "tenant_memberships";
+            referencedColumns: ["tenant_id", "user_id"];
+          },
+          {
+            foreignKeyName: "tasks_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "tasks_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "tasks_tenant_id_property_id_reservation_id_fkey";
+            columns: ["tenant_id", "property_id", "reservation_id"];
+            isOneToOne: false;
+            referencedRelation: "reservations";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+          {
+            foreignKeyName: "tasks_tenant_id_property_id_unit_id_fkey";
+            columns: ["tenant_id", "property_id", "unit_id"];
+            isOneToOne: false;
+            referencedRelation: "units";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
+      "tenant_memberships": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "tenant_id": string;
+          "updated_at": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "role"?: Database["public"]["Enums"]["tenant_role"];
+          "tenant_id": string;
+          "updated_at"?: string;
+          "user_id": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "role"?: Database["public"]["Enums"]["tenant_role"];
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tenant_memberships_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "tenants": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "name": string;
+          "payment_page_base_url": string | null;
+          "sender_email": string | null;
+          "sender_name": string | null;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "name": string;
+          "payment_page_base_url"?: string | null;
+          "sender_email"?: string | null;
+          "sender_name"?: string | null;
+          "updated_at"?: string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "name"?: string;
+          "payment_page_base_url"?: string | null;
+          "sender_email"?: string | null;
+          "sender_name"?: string | null;
+          "updated_at"?: string;
+        };
+        Relationships: [];
+      };
+      "units": {
+        Row: {
+          "capacity": number;
+          "created_at": string;
+          "created_by": string | null;
+          "floor": string | null;
+          "id": string;
+          "name": string;
+          "property_id": string;
+          "status": string;
+          "tenant_id": string;
+          "type": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "capacity"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "floor"?: string | null;
+          "id"?: string;
+          "name": string;
+          "property_id": string;
+          "status"?: string;
+          "tenant_id"?: string;
+          "type"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "capacity"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "floor"?: string | null;
+          "id"?: string;
+          "name"?: string;
+          "property_id"?: string;
+          "status"?: string;
+          "tenant_id"?: string;
+          "type"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "units_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "units_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
+    };
+    Views: {
+      [_ in never]: never;
+    };
+    Functions: {
+      "add_tenant_member": {
+        Args: {
+          "email": string;
+          "role"?: Database["public"]["Enums"]["tenant_role"];
+        };
+        Returns: {
+          "created_at": string;
+          "created_by": string | null;
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "tenant_id": string;
+          "updated_at": string;
+          "user_id": string;
+        };
+        SetofOptions: {
+          from: "*";
+          to: "tenant_memberships";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "change_tenant_member_role": {
+        Args: {
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "user_id": string;
+        };
+        Returns: {
+          "created_at": string;
+          "created_by": string | null;
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "tenant_id": string;
+          "updated_at": string;
+          "user_id": string;
+        };
+        SetofOptions: {
+          from: "*";
+          to: "tenant_memberships";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "create_tenant": {
+        Args: { "name": string };
+        Returns: {
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "name": string;
+          "payment_page_base_url": string | null;
+          "sender_email": string | null;
+          "sender_name": string | null;
+          "updated_at": string;
+        };
+        SetofOptions: {
+          from: "*";
+          to: "tenants";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_my_tenants": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "name": string;
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "tenant_id": string;
+        }[];
+      };
+      "remove_tenant_member": {
+        Args: { "user_id": string };
+        Returns: undefined;
+      };
+    };
+    Enums: {
+      "tenant_role": "owner" | "admin" | "staff";
+    };
+    CompositeTypes: {
+      [_ in never]: never;
+    };
+  };
+};
+
+type DatabaseWithoutInternals = Omit<Database, "__InternalSupabase">;
+
+type DefaultSchema =
+  DatabaseWithoutInternals[Extract<keyof Database, "public">];
+
+export type Tables<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof (
+      & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+        "Tables"
+      ]
+      & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+        "Views"
+      ]
+    )
+    : never = never,
+> = DefaultSchemaTableNameOrOptions extends
+  { schema: keyof DatabaseWithoutInternals } ? (
+    & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+      "Tables"
+    ]
+    & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+      "Views"
+    ]
+  )[TableName] extends {
+    Row: infer R;
+  } ? R
+  : never
+  : DefaultSchemaTableNameOrOptions extends
+    keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
+    ? (DefaultSchema["Tables"] & DefaultSchema["Views"])[
+      DefaultSchemaTableNameOrOptions
+    ] extends {
+      Row: infer R;
+    } ? R
+    : never
+  : never;
+
+export type TablesInsert<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof DefaultSchema["Tables"]
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals;
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+      "Tables"
+    ]
+    : never = never,
+> = DefaultSchemaTableNameOrOptions extends
+  { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+    "Tables"
+  ][TableName] extends {
+    Insert: infer I;
+  } ? I
+  : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+    ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Insert: infer I;
+    } ? I
+    : never
+  : never;
+
+export type TablesUpdate<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof DefaultSchema["Tables"]
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals;
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+      "Tables"
+    ]
+    : never = never,
+> = DefaultSchemaTableNameOrOptions extends
+  { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]][
+    "Tables"
+  ][TableName] extends {
+    Update: infer U;
+  } ? U
+  : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+    ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Update: infer U;
+    } ? U
+    : never
+  : never;
+
+export type Enums<
+  DefaultSchemaEnumNameOrOptions extends
+    | keyof DefaultSchema["Enums"]
+    | { schema: keyof DatabaseWithoutInternals },
+  EnumName extends DefaultSchemaEnumNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals;
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]][
+      "Enums"
+    ]
+    : never = never,
+> = DefaultSchemaEnumNameOrOptions extends
+  { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"][
+    EnumName
+  ]
+  : DefaultSchemaEnumNameOrOptions extends keyof DefaultSchema["Enums"]
+    ? DefaultSchema["Enums"][DefaultSchemaEnumNameOrOptions]
+  : never;
+
+export type CompositeTypes<
+  PublicCompositeTypeNameOrOptions extends
+    | keyof DefaultSchema["CompositeTypes"]
+    | { schema: keyof DatabaseWithoutInternals },
+  CompositeTypeName extends PublicCompositeTypeNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals;
+  }
+    ? keyof DatabaseWithoutInternals[
+      PublicCompositeTypeNameOrOptions["schema"]
+    ]["CompositeTypes"]
+    : never = never,
+> = PublicCompositeTypeNameOrOptions extends
+  { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]][
+    "CompositeTypes"
+  ][CompositeTypeName]
+  : PublicCompositeTypeNameOrOptions extends
+    keyof DefaultSchema["CompositeTypes"]
+    ? DefaultSchema["CompositeTypes"][PublicCompositeTypeNameOrOptions]
+  : never;
+
+export const Constants = {
+  "public": {
+    Enums: {
+      "tenant_role": ["owner", "admin", "staff"],
+    },
+  },
+} as const;
