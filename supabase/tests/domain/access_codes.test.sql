@@ -3,10 +3,7 @@ begin;
 \ir ../helpers/setup.psql
 select plan(10);
 
-select tests.make_tenant('Alpha') as fx \gset
-create temp table ids as select :'fx'::jsonb as fx;
-grant select on ids to public;
-create function tests.fx(key text) returns uuid language sql as $$ select (fx ->> key)::uuid from ids $$;
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 

@@ -3,12 +3,9 @@ begin;
 \ir ../helpers/setup.psql
 select plan(23);
 
-select tests.make_tenant('Alpha') as fx \gset
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as fx_beta \gset
-create temp table ids as select :'fx'::jsonb as fx;
-grant select on ids to public;
-create function tests.fx(key text) returns uuid language sql as $$ select (fx ->> key)::uuid from ids $$;
-update public.tenants set payment_page_base_url = 'https://pay.alpha.example/p/' where id = (select (fx ->> 'tenants')::uuid from ids);
+update public.tenants set payment_page_base_url = 'https://pay.alpha.example/p/' where id = tests.fx('tenants');
 
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 

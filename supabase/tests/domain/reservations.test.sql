@@ -3,10 +3,7 @@ begin;
 \ir ../helpers/setup.psql
 select plan(59);
 
-select tests.make_tenant('Alpha') as fx \gset
-create temp table ids as select :'fx'::jsonb as fx;
-grant select on ids to public;
-create function tests.fx(key text) returns uuid language sql as $$ select (fx ->> key)::uuid from ids $$;
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
 -- A fresh reservation walked to `status`, each on its own dates in unit 102.
 create sequence tests.stay_seq;

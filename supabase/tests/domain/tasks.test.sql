@@ -3,10 +3,7 @@ begin;
 \ir ../helpers/setup.psql
 select plan(18);
 
-select tests.make_tenant('Alpha') as fx \gset
-create temp table ids as select :'fx'::jsonb as fx;
-grant select on ids to public;
-create function tests.fx(key text) returns uuid language sql as $$ select (fx ->> key)::uuid from ids $$;
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
 create function tests.task_in(status text) returns uuid
 language plpgsql as $$
@@ -53,9 +50,9 @@ select results_eq(format('select started_at is not null, completed_at is not nul
   $$values (true, true, true)$$, 'working and finishing a task stamp started_at and completed_at');
 select tests.act_as_operator();
 insert into public.units (tenant_id, property_id, name)
-  select tenant_id, id, 'Annex' from public.properties where id = (select (fx ->> 'properties')::uuid from ids);
+  select tenant_id, id, 'Annex' from public.properties where id = tests.fx('properties');
 insert into public.properties (tenant_id, name, timezone, currency)
-  values ((select (fx ->> 'tenants')::uuid from ids), 'Second house', 'Asia/Tokyo', 'JPY') returning id as other_property \gset
+  values (tests.fx('tenants'), 'Second house', 'Asia/Tokyo', 'JPY') returning id as other_property \gset
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 select throws_ok(format('insert into public.tasks (property_id, unit_id, type, title) values (%L, %L, ''cleaning'', ''x'')',
   :'other_property', tests.fx('units')), '23503', null, 'a task''s unit must be in the task''s property');
