@@ -72,6 +72,7 @@ declare
   next_statuses text[];
   plan public.rate_plans;
   unit_capacity integer;
+  property_currency text;
   nights integer := new.check_out - new.check_in;
 begin
   if tg_op = 'INSERT' then
@@ -90,9 +91,9 @@ begin
         select 1 from public.reservations r
         where r.tenant_id = new.tenant_id and r.confirmation_code = new.confirmation_code);
     end loop;
-    if not exists (
-      select 1 from public.properties p
-      where p.tenant_id = new.tenant_id and p.id = new.property_id and p.status = 'active') then
+    select p.currency into property_currency from public.properties p
+    where p.tenant_id = new.tenant_id and p.id = new.property_id and p.status = 'active';
+    if not found then
       raise exception 'property % is not an active property of this tenant', new.property_id using errcode = '23503';
     end if;
   else
@@ -154,10 +155,9 @@ begin
     new.currency := coalesce(new.currency, plan.currency);
   end if;
 
-  if new.currency is null then
-    select p.currency into new.currency from public.properties p
-    where p.tenant_id = new.tenant_id and p.id = new.property_id;
-  end if;
+  -- On insert the property was read above; coalesce reads it again only for an update.
+  new.currency := coalesce(new.currency, property_currency, (
+    select p.currency from public.properties p where p.tenant_id = new.tenant_id and p.id = new.property_id));
 
   if new.unit_id is not null and (tg_op = 'INSERT'
       or (new.unit_id, new.adults, new.children) is distinct from (old.unit_id, old.adults, old.children)) then
