@@ -1,27 +1,42 @@
+import type { Kysely } from "kysely";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
-import { authRoutes } from "./auth/handlers.ts";
+import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
-import { createSessionGuard } from "./auth/session-guard.ts";
+import type { DB } from "./db/database.ts";
 import type { Sql } from "./db/pool.ts";
-import { healthRoutes } from "./health/handlers.ts";
+import { docsEndpoints } from "./docs/handlers.ts";
+import { healthEndpoints } from "./health/handlers.ts";
+import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
+import { propertyEndpoints } from "./properties/handlers.ts";
+import { tenancyEndpoints } from "./tenancy/handlers.ts";
+import { createRequestScope } from "./tenancy/request-scope.ts";
 
 export type ApiDependencies = {
   sql: Sql;
+  db: Kysely<DB>;
   identity: IdentityProvider;
   verifyAccessToken: AccessTokenVerifier;
   logger: Logger;
 };
 
+export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
+  const scope = createRequestScope({ db: deps.db, verify: deps.verifyAccessToken });
+  return [
+    ...healthEndpoints(deps),
+    ...authEndpoints({ identity: deps.identity, scope }),
+    ...tenancyEndpoints(scope),
+    ...propertyEndpoints(scope),
+  ];
+}
+
 // The `api` function: every /v1 route, as one Request -> Response handler.
 export function createApi(deps: ApiDependencies): (request: Request) => Promise<Response> {
-  const withSession = createSessionGuard({ sql: deps.sql, verify: deps.verifyAccessToken });
+  const endpoints = apiEndpoints(deps);
+  const all = [...endpoints, ...docsEndpoints(endpoints)];
   return createRouter({
     functionName: "api",
     logger: deps.logger,
-    routes: [
-      ...healthRoutes(deps),
-      ...authRoutes({ identity: deps.identity, withSession }),
-    ],
+    routes: all.map((endpoint) => ({ method: endpoint.method, path: endpoint.path, handler: endpoint.handle })),
   });
 }

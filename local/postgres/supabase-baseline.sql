@@ -106,7 +106,7 @@ alter role anon set statement_timeout = '3s';
 alter role authenticated set statement_timeout = '8s';
 
 -- The auth tables Supabase's database image creates before Supabase Auth first
--- starts; Auth's own migrations add to them (and add sessions, identities, ...).
+-- starts; Auth's own migrations add to them (and add identities, factors, ...).
 -- Same columns and types as the image, so those migrations apply on top unchanged.
 set role supabase_auth_admin;
 
@@ -171,7 +171,22 @@ create table if not exists auth.schema_migrations (
   version varchar(255) primary key
 );
 
+-- Sessions belong to Auth's own migrations, not to the image. While Auth cannot be
+-- built here (issue 2: the module proxy refuses the module), this table lets the API's
+-- session check run against real rows: tests insert the session a sign-in would have
+-- made and sign its access token with the stack's secret. Auth creates the table
+-- `if not exists` and adds its other columns, so this does not stand in its way.
+create table if not exists auth.sessions (
+  id uuid not null,
+  user_id uuid not null,
+  created_at timestamptz default current_timestamp,
+  updated_at timestamptz default current_timestamp,
+  not_after timestamptz,
+  constraint sessions_pkey primary key (id),
+  constraint sessions_user_id_fkey foreign key (user_id) references auth.users (id) on delete cascade
+);
+
 reset role;
 
 grant all on auth.users, auth.refresh_tokens, auth.instances, auth.audit_log_entries,
-  auth.schema_migrations to postgres;
+  auth.schema_migrations, auth.sessions to postgres;

@@ -1,11 +1,14 @@
-import { json, noContent, readJson } from "../http/json.ts";
+import { sql } from "kysely";
+import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
+import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
-import type { Route } from "../http/router.ts";
+import { sessionEndpoint } from "../tenancy/endpoints.ts";
+import type { RequestScope } from "../tenancy/request-scope.ts";
 import { IdentityError, type IdentityProvider, IdentityUnavailable } from "./identity-provider.ts";
-import { refreshBody, signInBody, signUpBody } from "./schema.ts";
-import type { SessionGuard } from "./session-guard.ts";
+import { me, refreshBody, session, signInBody, signUpBody, signUpResult } from "./schema.ts";
 
 const INVALID_CREDENTIALS = "Invalid email or password.";
+const tag = "Authentication";
 
 // What the identity provider says, as the API's own problems.
 async function identityCall<T>(call: () => Promise<T>): Promise<T> {
@@ -35,54 +38,49 @@ async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function authRoutes(deps: { identity: IdentityProvider; withSession: SessionGuard }): Route[] {
-  const { identity, withSession } = deps;
+export function authEndpoints(deps: { identity: IdentityProvider; scope: RequestScope }): Endpoint[] {
+  const { identity, scope } = deps;
   return [
-    {
-      method: "POST",
-      path: "/v1/auth/sign-up",
-      handler: async (request) => {
-        const input = await readJson(request, signUpBody);
-        const { user, session } = await identityCall(() => identity.signUp(input));
-        return json(201, { user, session });
-      },
-    },
-    {
-      method: "POST",
-      path: "/v1/auth/sign-in",
-      handler: async (request) => {
-        const input = await readJson(request, signInBody);
-        return json(200, await identityCall(() => identity.signIn(input)));
-      },
-    },
-    {
-      method: "POST",
-      path: "/v1/auth/refresh",
-      handler: async (request) => {
-        const { refreshToken } = await readJson(request, refreshBody);
-        return json(200, await identityCall(() => identity.refresh(refreshToken)));
-      },
-    },
-    {
-      method: "POST",
-      path: "/v1/auth/sign-out",
-      handler: async (request) => {
-        const accessToken = await withSession(request, (context) => Promise.resolve(context.accessToken));
-        await identityCall(() => identity.signOut(accessToken));
-        return noContent();
-      },
-    },
-    {
-      method: "GET",
-      path: "/v1/me",
-      handler: (request) =>
-        withSession(request, async ({ tx }) => {
-          const [user] = await tx<{ id: string; email: string; fullName: string | null; createdAt: Date }[]>`
-            select id, email, full_name as "fullName", created_at as "createdAt"
-            from private.current_user_profile()`;
-          if (!user) throw unauthorized("The session's user no longer exists.");
-          return json(200, { user: { ...user, createdAt: user.createdAt.toISOString() }, memberships: [] });
-        }),
-    },
+    publicEndpoint({
+      method: "POST", path: "/v1/auth/sign-up", operationId: "signUp", tag,
+      summary: "Register a user with Supabase Auth.", body: signUpBody, errors: [409, 429, 503],
+      success: [{ status: 201, description: "Registered; `session` is null until the email is confirmed.", schema: signUpResult }],
+    }, async ({ body }) => json(201, await identityCall(() => identity.signUp(body)))),
+
+    publicEndpoint({
+      method: "POST", path: "/v1/auth/sign-in", operationId: "signIn", tag,
+      summary: "Sign in with email and password; the session's accessToken is the bearer token.",
+      body: signInBody, errors: [401, 429, 503],
+      success: [{ status: 200, description: "Signed in.", schema: session }],
+    }, async ({ body }) => json(200, await identityCall(() => identity.signIn(body)))),
+
+    publicEndpoint({
+      method: "POST", path: "/v1/auth/refresh", operationId: "refreshSession", tag,
+      summary: "Trade a refresh token for a new session.", body: refreshBody, errors: [401, 429, 503],
+      success: [{ status: 200, description: "A new session.", schema: session }],
+    }, async ({ body }) => json(200, await identityCall(() => identity.refresh(body.refreshToken)))),
+
+    sessionEndpoint(scope, {
+      method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, errors: [503],
+      summary: "Revoke the current session; its access token stops working at once.",
+      success: [{ status: 204, description: "Signed out." }],
+    }, async ({ accessToken }) => {
+      await identityCall(() => identity.signOut(accessToken));
+      return noContent();
+    }),
+
+    sessionEndpoint(scope, {
+      method: "GET", path: "/v1/me", operationId: "me", tag, errors: [503],
+      summary: "The signed-in user and the tenants they belong to.",
+      success: [{ status: 200, description: "The user.", schema: me }],
+    }, async ({ db }) => {
+      const { rows: [user] } = await sql<{ id: string; email: string; fullName: string | null; createdAt: string }>`
+        select id, email, full_name as "fullName", created_at as "createdAt" from private.current_user_profile()`
+        .execute(db);
+      if (!user) throw unauthorized("The session's user no longer exists.");
+      const { rows: memberships } = await sql<{ tenantId: string; name: string; role: "owner" | "admin" | "staff" }>`
+        select tenant_id as "tenantId", name, role from public.list_my_tenants() order by name, id`.execute(db);
+      return json(200, { user, memberships });
+    }),
   ];
 }

@@ -21,7 +21,7 @@ const generatedTypeParsers = {
     from: [oid.date, oid.timestamp, oid.timestamptz],
     // A Date still binds as before; a string goes as written, in the offset it names.
     serialize: (value: string | Date): string => value instanceof Date ? value.toISOString() : value,
-    parse: (raw: string): string => raw,
+    parse: toRfc3339,
   },
   bigint: {
     to: oid.int8,
@@ -30,6 +30,13 @@ const generatedTypeParsers = {
     parse: parseSafeInteger,
   },
 } satisfies Record<string, postgres.PostgresType>;
+
+// Postgres writes `2026-11-22 09:30:00.123456+00`; JSON clients expect RFC 3339, which
+// differs only in the `T` and the offset's minutes. Dates and plain timestamps pass through
+// the same replacement unchanged in meaning.
+function toRfc3339(raw: string): string {
+  return raw.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
+}
 
 // Amounts are bigint minor units; past 2^53 a number silently rounds, so the query fails instead.
 function parseSafeInteger(raw: string): number {
@@ -51,7 +58,8 @@ export function createPool(url: string, options: PoolOptions = {}): Sql {
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? "pms" },
+    // Every timestamp leaves the database in UTC, whatever the server's default.
+    connection: { application_name: options.applicationName ?? "pms", TimeZone: "UTC" },
   };
   return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);
 }

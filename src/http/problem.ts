@@ -1,11 +1,14 @@
 // Every error the API returns is an RFC 9457 problem document:
 //   {type, title, status, detail, errors?: [{path, message}]}
+// 400 means the request itself is malformed; 422 means it is well-formed but the
+// domain refuses it (a rule the database enforces, like a unit's capacity).
 // `type` is a stable URN per kind of problem, so clients branch on it, not on text.
 
 export type FieldError = { path: string; message: string };
 
 export type ProblemKind =
   | "validation"
+  | "unprocessable"
   | "malformed-json"
   | "unsupported-media-type"
   | "payload-too-large"
@@ -21,6 +24,7 @@ export type ProblemKind =
 
 const titles: Record<ProblemKind, [number, string]> = {
   "validation": [400, "Invalid request"],
+  "unprocessable": [422, "Unprocessable request"],
   "malformed-json": [400, "Malformed JSON"],
   "unsupported-media-type": [415, "Unsupported media type"],
   "payload-too-large": [413, "Payload too large"],

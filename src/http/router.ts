@@ -1,15 +1,25 @@
+import { httpErrorFromDatabase } from "../db/errors.ts";
 import { HttpError, problemResponse } from "./problem.ts";
 
 export type Params = Readonly<Record<string, string>>;
 export type Handler = (request: Request, params: Params) => Promise<Response> | Response;
+// Paths are written as in OpenAPI: /v1/properties/{id}.
 export type Route = { method: string; path: string; handler: Handler };
 
-type CompiledRoute = Route & { segments: string[] };
+type CompiledRoute = Route & { segments: string[]; parameterCount: number };
 
-export type Logger = { error(message: string, fields?: Record<string, unknown>): void };
+export type Logger = {
+  error(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+};
+
+function parameterName(segment: string): string | null {
+  return segment.startsWith("{") && segment.endsWith("}") ? segment.slice(1, -1) : null;
+}
 
 function compile(route: Route): CompiledRoute {
-  return { ...route, segments: route.path.split("/").filter(Boolean) };
+  const segments = route.path.split("/").filter(Boolean);
+  return { ...route, segments, parameterCount: segments.filter((s) => parameterName(s) !== null).length };
 }
 
 function match(segments: string[], pathSegments: string[]): Params | null {
@@ -18,8 +28,13 @@ function match(segments: string[], pathSegments: string[]): Params | null {
   for (let i = 0; i < segments.length; i++) {
     const expected = segments[i]!;
     const actual = pathSegments[i]!;
-    if (expected.startsWith(":")) {
-      params[expected.slice(1)] = decodeURIComponent(actual);
+    const name = parameterName(expected);
+    if (name !== null) {
+      try {
+        params[name] = decodeURIComponent(actual);
+      } catch {
+        return null;
+      }
     } else if (expected !== actual) {
       return null;
     }
@@ -32,7 +47,8 @@ function match(segments: string[], pathSegments: string[]): Params | null {
 export function createRouter(
   options: { functionName: string; routes: Route[]; logger: Logger },
 ): (request: Request) => Promise<Response> {
-  const routes = options.routes.map(compile);
+  // A literal segment wins over a parameter: /v1/notifications/preferences before /v1/notifications/{id}.
+  const routes = options.routes.map(compile).sort((a, b) => a.parameterCount - b.parameterCount);
   const prefix = `/${options.functionName}`;
 
   return async (request) => {
@@ -51,12 +67,14 @@ export function createRouter(
       }
       if (allowed.length > 0) {
         throw new HttpError("method-not-allowed", `${request.method} is not allowed here.`, {
-          headers: { allow: allowed.join(", ") },
+          headers: { allow: [...new Set(allowed)].join(", ") },
         });
       }
       throw new HttpError("not-found", `No route for ${request.method} ${path}.`);
     } catch (error) {
       if (error instanceof HttpError) return problemResponse(error);
+      const refused = httpErrorFromDatabase(error);
+      if (refused) return problemResponse(refused);
       options.logger.error("unhandled error", {
         method: request.method,
         path,

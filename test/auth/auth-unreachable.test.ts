@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createApi } from "../../src/app.ts";
 import { createAccessTokenVerifier } from "../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
+import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
@@ -15,13 +16,17 @@ async function closedPortUrl(): Promise<string> {
 }
 
 Deno.test("sign-in, sign-up and refresh answer 503 while Supabase Auth is unreachable", async () => {
-  const sql = createPool(stack.dbUrl, { max: 1 });
+  const sql = createPool(stack.dbUrl, { max: 1, generatedTypes: true });
   const now = () => Date.now();
   const api = createApi({
     sql,
+    db: createDb(sql),
     identity: createSupabaseAuth({ url: await closedPortUrl(), apiKey: stack.anonKey, fetch, now, timeoutMs: 2000 }),
     verifyAccessToken: await createAccessTokenVerifier({ jwtSecret: stack.jwtSecret, now }),
-    logger: { error: (message) => assert.fail(`unexpected error log: ${message}`) },
+    logger: {
+      error: (message) => assert.fail(`unexpected error log: ${message}`),
+      warn: (message) => assert.fail(`unexpected warning: ${message}`),
+    },
   });
   try {
     const calls: [string, unknown][] = [

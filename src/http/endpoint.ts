@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { fieldErrors, readJson } from "./json.ts";
+import { HttpError } from "./problem.ts";
+import type { Handler, Params } from "./router.ts";
+
+export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+// Who may call an endpoint: anyone, any signed-in user, or a member of the request's
+// tenant; "manager" is an owner or admin of it.
+export type Access = "public" | "session" | "member" | "manager";
+
+export type SuccessDoc = {
+  status: number;
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  headers?: ("ETag" | "Location")[];
+};
+
+// Everything the OpenAPI document says of an endpoint; the same schemas validate requests.
+export type EndpointDoc = {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  // Tenant routes read the tenant from x-tenant-id, except /v1/tenants/{id}/..., which name it in the path.
+  tenantFrom?: "header" | "path";
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  success: SuccessDoc[];
+  // Problem statuses beyond those the access and inputs imply.
+  errors?: number[];
+  // Accepts If-Match and answers 412 when it no longer matches.
+  conditional?: boolean;
+  // Answers without a body unless Prefer: return=representation.
+  prefer?: boolean;
+};
+
+export type Endpoint = EndpointDoc & { handle: Handler };
+
+export type Input<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type ParsedInput<P, Q, B> = { params: Input<P>; query: Input<Q>; body: Input<B> };
+
+// A path that names nothing this caller can see is a 404, however it is malformed:
+// a bad id and another tenant's id must be indistinguishable.
+export function parseParams<P extends z.ZodObject | undefined>(schema: P, params: Params): Input<P> {
+  if (!schema) return undefined as Input<P>;
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw new HttpError("not-found", "No such resource.");
+  return parsed.data as Input<P>;
+}
+
+export function parseQuery<Q extends z.ZodObject | undefined>(schema: Q, request: Request): Input<Q> {
+  const url = new URL(request.url);
+  if (!schema) {
+    if ([...url.searchParams.keys()].length > 0) {
+      throw new HttpError("validation", "This route takes no query parameters.");
+    }
+    return undefined as Input<Q>;
+  }
+  const values: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) {
+    if (key in values) {
+      throw new HttpError("validation", `The query parameter ${key} is given more than once.`, {
+        errors: [{ path: key, message: "Give it once." }],
+      });
+    }
+    values[key] = value;
+  }
+  const parsed = schema.safeParse(values);
+  if (!parsed.success) {
+    throw new HttpError("validation", "The query parameters are invalid.", { errors: fieldErrors(parsed.error) });
+  }
+  return parsed.data as Input<Q>;
+}
+
+export async function parseBody<B extends z.ZodType | undefined>(schema: B, request: Request): Promise<Input<B>> {
+  if (!schema) return undefined as Input<B>;
+  return await readJson(request, schema) as Input<B>;
+}
+
+export async function parseInput<P extends z.ZodObject | undefined, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined>(
+  doc: { params?: P; query?: Q; body?: B },
+  request: Request,
+  params: Params,
+): Promise<ParsedInput<P, Q, B>> {
+  return {
+    params: parseParams(doc.params as P, params),
+    query: parseQuery(doc.query as Q, request),
+    body: await parseBody(doc.body as B, request),
+  };
+}
+
+type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
+
+// A route anyone may call: sign-in, sign-up, health, the API's own description.
+export function publicEndpoint<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(doc: Docs<P, Q, B>, work: (context: ParsedInput<P, Q, B> & { request: Request }) => Promise<Response> | Response): Endpoint {
+  return {
+    ...doc,
+    access: "public",
+    handle: async (request, params) => await work({ ...(await parseInput(doc, request, params)), request }),
+  };
+}

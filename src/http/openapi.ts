@@ -1,0 +1,160 @@
+import { z } from "zod";
+import type { Endpoint } from "./endpoint.ts";
+import { problem } from "./schemas.ts";
+
+type JsonSchema = Record<string, unknown>;
+type Components = Record<string, JsonSchema>;
+
+const errorText: Record<number, string> = {
+  400: "The request is malformed: a field, parameter or header is invalid.",
+  401: "The bearer token is missing, invalid or expired, or its session ended.",
+  403: "The caller may not do this in this tenant.",
+  404: "No such resource in this tenant (another tenant's id answers the same).",
+  409: "The request conflicts with the resource's state.",
+  412: "If-Match no longer matches the resource.",
+  413: "The body is too large.",
+  415: "The body is not application/json.",
+  422: "The request is well-formed but breaks a rule of the domain.",
+  503: "A service the request needs is unavailable.",
+};
+
+// Schemas with a registered id become components; every other schema is inlined.
+function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): JsonSchema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as JsonSchema;
+  const defs = (json.$defs ?? {}) as Components;
+  delete json.$defs;
+  delete json.$schema;
+  for (const [name, def] of Object.entries(defs)) components[name] ??= rewriteRefs(def) as JsonSchema;
+  const id = z.globalRegistry.get(schema)?.id;
+  const body = rewriteRefs(json) as JsonSchema;
+  if (typeof id === "string") {
+    components[id] ??= body;
+    return { $ref: `#/components/schemas/${id}` };
+  }
+  return body;
+}
+
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) =>
+        key === "$ref" && typeof field === "string"
+          ? [key, field.replace("#/$defs/", "#/components/schemas/")]
+          : [key, rewriteRefs(field)]
+      ),
+    );
+  }
+  return value;
+}
+
+function problemStatuses(endpoint: Endpoint): number[] {
+  const statuses = new Set(endpoint.errors ?? []);
+  if (endpoint.access !== "public") statuses.add(401);
+  if (endpoint.access === "member" || endpoint.access === "manager") {
+    if (endpoint.tenantFrom !== "path") statuses.add(400).add(403);
+    else statuses.add(404);
+    if (endpoint.access === "manager") statuses.add(403);
+  }
+  if (endpoint.params) statuses.add(404);
+  if (endpoint.query) statuses.add(400);
+  if (endpoint.body) [400, 413, 415].forEach((status) => statuses.add(status));
+  if (endpoint.conditional) statuses.add(412);
+  return [...statuses].sort();
+}
+
+function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
+  const list: JsonSchema[] = [];
+  const add = (shape: z.ZodObject | undefined, where: "path" | "query") => {
+    if (!shape) return;
+    for (const [name, field] of Object.entries(shape.shape as Record<string, z.ZodType>)) {
+      const schema = schemaOf(field, "input", components);
+      const description = z.globalRegistry.get(field)?.description;
+      list.push({
+        name,
+        in: where,
+        required: where === "path" || !field.safeParse(undefined).success,
+        schema,
+        ...(description ? { description } : {}),
+      });
+    }
+  };
+  add(endpoint.params, "path");
+  add(endpoint.query, "query");
+  if ((endpoint.access === "member" || endpoint.access === "manager") && endpoint.tenantFrom !== "path") {
+    list.push({ $ref: "#/components/parameters/TenantId" });
+  }
+  if (endpoint.conditional) list.push({ $ref: "#/components/parameters/IfMatch" });
+  if (endpoint.prefer) list.push({ $ref: "#/components/parameters/Prefer" });
+  return list;
+}
+
+export function buildOpenApi(endpoints: Endpoint[], info: { title: string; version: string; description: string }) {
+  const components: Components = {};
+  const paths: Record<string, Record<string, unknown>> = {};
+  const problemRef = schemaOf(problem, "output", components);
+
+  for (const endpoint of endpoints) {
+    const responses: Record<string, unknown> = {};
+    for (const success of endpoint.success) {
+      responses[String(success.status)] = {
+        description: success.description,
+        ...(success.headers ? { headers: Object.fromEntries(success.headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) } : {}),
+        ...(success.schema
+          ? { content: { [success.contentType ?? "application/json"]: { schema: schemaOf(success.schema, "output", components) } } }
+          : {}),
+      };
+    }
+    for (const status of problemStatuses(endpoint)) {
+      responses[String(status)] = {
+        description: errorText[status] ?? "Error.",
+        content: { "application/problem+json": { schema: problemRef } },
+      };
+    }
+    const operation: Record<string, unknown> = {
+      operationId: endpoint.operationId,
+      summary: endpoint.summary,
+      ...(endpoint.description ? { description: endpoint.description } : {}),
+      tags: [endpoint.tag],
+      parameters: parameters(endpoint, components),
+      ...(endpoint.body
+        ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(endpoint.body, "input", components) } } } }
+        : {}),
+      responses,
+      security: endpoint.access === "public" ? [] : [{ bearerAuth: [] }],
+      "x-access": endpoint.access,
+    };
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
+  }
+
+  return {
+    openapi: "3.1.0",
+    info,
+    servers: [{ url: "/functions/v1/api", description: "The api function, locally and on a hosted project." }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A Supabase Auth access token." },
+      },
+      parameters: {
+        TenantId: {
+          name: "x-tenant-id", in: "header", required: true, schema: { type: "string", format: "uuid" },
+          description: "The tenant the request acts in; it sets the row-level security context.",
+        },
+        IfMatch: {
+          name: "If-Match", in: "header", required: false, schema: { type: "string" },
+          description: "The ETag last read; the write is refused with 412 when the resource changed since.",
+        },
+        Prefer: {
+          name: "Prefer", in: "header", required: false, schema: { type: "string", enum: ["return=minimal", "return=representation"] },
+          description: "return=representation answers with the resource instead of an empty body.",
+        },
+      },
+      headers: {
+        ETag: { schema: { type: "string" }, description: "A strong validator of the representation, for If-Match." },
+        Location: { schema: { type: "string" }, description: "The created resource, relative to the request URL." },
+      },
+    },
+  };
+}

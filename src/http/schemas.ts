@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+// Shapes many resources share, named once so the OpenAPI document names them once.
+export const id = z.uuid();
+export const idParams = z.strictObject({ id });
+export const timestamp = z.iso.datetime({ offset: true });
+export const isoDate = z.iso.date();
+export const currency = z.string().regex(/^[A-Z]{3}$/, "An ISO 4217 code in capitals, like EUR.");
+export const minorUnits = z.number().int().meta({ description: "An amount in the currency's minor units (cents)." });
+export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
+export const email = z.email().max(320);
+export const phone = z.string().regex(/^\+[1-9][0-9]{6,14}$/, "An E.164 number, like +351912345678.");
+export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$/, "A time of day, HH:MM.");
+
+export const problem = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+}).meta({ id: "Problem", description: "An RFC 9457 problem document; `type` names the kind of problem." });
+
+export const pagination = z.object({
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+}).meta({ id: "Pagination" });
+
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), pagination });
+}
+
+// A PATCH body: every field optional, unknown fields refused, and at least one given.
+export function patchOf<T extends z.ZodRawShape>(shape: T) {
+  return z.strictObject(shape).partial().refine((body) => Object.keys(body).length > 0, {
+    message: "Give at least one field to change.",
+  });
+}
+
+// A comma-separated filter value, like status=pending,confirmed.
+export function oneOrMany<T extends readonly [string, ...string[]]>(values: T) {
+  return z.string().transform((raw) => raw.split(",").map((value) => value.trim())).pipe(
+    z.array(z.enum(values)).min(1),
+  ).meta({ description: `One or more of ${values.join(", ")}, comma-separated.` });
+}

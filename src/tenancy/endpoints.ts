@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { type Endpoint, type EndpointDoc, type ParsedInput, parseInput } from "../http/endpoint.ts";
+import { HttpError } from "../http/problem.ts";
+import type { RequestScope, Session, TenantSession } from "./request-scope.ts";
+
+const uuid = z.uuid();
+
+export const TENANT_HEADER = "x-tenant-id";
+
+function headerTenant(request: Request): string {
+  const value = request.headers.get(TENANT_HEADER);
+  if (value === null) {
+    throw new HttpError("validation", `Send the ${TENANT_HEADER} header naming the tenant to act in.`, {
+      errors: [{ path: TENANT_HEADER, message: "Required." }],
+    });
+  }
+  if (!uuid.safeParse(value).success) {
+    throw new HttpError("validation", `The ${TENANT_HEADER} header must be a tenant id (a UUID).`, {
+      errors: [{ path: TENANT_HEADER, message: "Not a UUID." }],
+    });
+  }
+  return value.toLowerCase();
+}
+
+type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
+
+export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
+export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request };
+
+// A route for any signed-in user, outside any tenant (their tenant list, creating one).
+export function sessionEndpoint<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(scope: RequestScope, doc: Docs<P, Q, B>, work: (context: SessionContext<P, Q, B>) => Promise<Response>): Endpoint {
+  return {
+    ...doc,
+    access: "session",
+    handle: async (request, params) => {
+      const credentials = await scope.authenticate(request);
+      const input = await parseInput(doc, request, params);
+      return await scope.run(credentials, null, (session) => work({ ...session, ...input, request }));
+    },
+  };
+}
+
+// A route inside one tenant. The tenant comes from x-tenant-id (or the path for
+// /v1/tenants/{tenantId}/...), RLS filters every query, and "manager" routes are
+// refused to staff before any query runs.
+export function tenantEndpoint<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(
+  scope: RequestScope,
+  doc: Docs<P, Q, B> & { access: "member" | "manager" },
+  work: (context: TenantContext<P, Q, B>) => Promise<Response>,
+): Endpoint {
+  const fromPath = doc.tenantFrom === "path";
+  return {
+    ...doc,
+    handle: async (request, params) => {
+      const credentials = await scope.authenticate(request);
+      const tenantId = fromPath ? params.tenantId : headerTenant(request);
+      const input = await parseInput(doc, request, params);
+      if (tenantId === undefined || !uuid.safeParse(tenantId).success) throw notFound();
+      return await scope.run(credentials, tenantId.toLowerCase(), (session, role) => {
+        if (role === null) {
+          // Naming a tenant in the path is asking whether it exists; the header is not.
+          throw fromPath ? notFound() : new HttpError("forbidden", "You are not a member of this tenant.");
+        }
+        if (doc.access === "manager" && role === "staff") {
+          throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
+        }
+        return work({ ...session, tenantId: tenantId.toLowerCase(), role, ...input, request });
+      });
+    },
+  };
+}
+
+export function notFound(what = "resource"): HttpError {
+  return new HttpError("not-found", `No such ${what}.`);
+}

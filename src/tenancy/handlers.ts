@@ -1,0 +1,154 @@
+import type { Endpoint } from "../http/endpoint.ts";
+import { HttpError } from "../http/problem.ts";
+import { conditionalUpdate, deleted, listResponse, locationOf, representation, written } from "../http/respond.ts";
+import { listOf } from "../http/schemas.ts";
+import { notFound, sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
+import {
+  addMember,
+  changeMemberRole,
+  createTenant,
+  deleteTenant,
+  findMember,
+  findTenant,
+  listMembers,
+  listMyTenants,
+  removeMember,
+  updateTenant,
+} from "./queries.ts";
+import type { RequestScope } from "./request-scope.ts";
+import {
+  addMemberBody,
+  changeMemberBody,
+  createTenantBody,
+  member,
+  memberParams,
+  myTenant,
+  pageOnly,
+  tenant,
+  tenantParams,
+  updateTenantBody,
+} from "./schema.ts";
+
+const tag = "Tenants";
+const missingTenant = () => notFound("tenant");
+const missingMember = () => notFound("member");
+
+export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
+  return [
+    sessionEndpoint(scope, {
+      method: "GET", path: "/v1/tenants", operationId: "listMyTenants", tag,
+      summary: "The tenants the signed-in user belongs to, with their role.", query: pageOnly,
+      success: [{ status: 200, description: "A page of tenants.", schema: listOf(myTenant) }],
+    }, async ({ db, query }) => {
+      const { data, pagination } = await listMyTenants(db, query);
+      return listResponse(data, pagination);
+    }),
+
+    sessionEndpoint(scope, {
+      method: "POST", path: "/v1/tenants", operationId: "createTenant", tag, prefer: true, errors: [422],
+      summary: "Create a tenant; the caller becomes its owner.", body: createTenantBody,
+      success: [{ status: 201, description: "Created.", schema: tenant, headers: ["Location", "ETag"] }],
+    }, async ({ db, body, request }) => {
+      const { name, ...settings } = body;
+      const id = await createTenant(db, name);
+      const created = Object.keys(settings).length > 0 ? await updateTenant(db, id, settings) : await findTenant(db, id);
+      if (!created) throw new Error("a new tenant is not visible to its owner");
+      return await written(request, created, { created: { location: locationOf(request, `tenants/${id}`) } });
+    }),
+
+    tenantEndpoint(scope, {
+      method: "GET", path: "/v1/tenants/{tenantId}", operationId: "getTenant", tag, access: "member", tenantFrom: "path",
+      summary: "Read a tenant and its settings.", params: tenantParams,
+      success: [{ status: 200, description: "The tenant.", schema: tenant, headers: ["ETag"] }],
+    }, async ({ db, tenantId }) => {
+      const found = await findTenant(db, tenantId);
+      if (!found) throw missingTenant();
+      return await representation(found);
+    }),
+
+    tenantEndpoint(scope, {
+      method: "PATCH", path: "/v1/tenants/{tenantId}", operationId: "updateTenant", tag, access: "manager",
+      tenantFrom: "path", summary: "Change a tenant's name or settings.", params: tenantParams,
+      body: updateTenantBody, prefer: true, conditional: true, errors: [422],
+      success: [
+        { status: 204, description: "Updated.", headers: ["ETag"] },
+        { status: 200, description: "Updated (Prefer: return=representation).", schema: tenant, headers: ["ETag"] },
+      ],
+    }, ({ db, tenantId, body, request }) =>
+      conditionalUpdate(request, {
+        lock: () => findTenant(db, tenantId, { lock: true }),
+        update: () => updateTenant(db, tenantId, body),
+        notFound: missingTenant,
+      })),
+
+    tenantEndpoint(scope, {
+      method: "DELETE", path: "/v1/tenants/{tenantId}", operationId: "deleteTenant", tag, access: "manager",
+      tenantFrom: "path", summary: "Delete a tenant and everything in it. Owners only.", params: tenantParams,
+      success: [{ status: 204, description: "Deleted." }],
+    }, async ({ db, tenantId, role }) => {
+      if (role !== "owner") throw new HttpError("forbidden", "Only an owner may delete the tenant.");
+      const result = await deleteTenant(db, tenantId);
+      if (result.numDeletedRows === 0n) throw missingTenant();
+      return deleted();
+    }),
+
+    tenantEndpoint(scope, {
+      method: "GET", path: "/v1/tenants/{tenantId}/members", operationId: "listMembers", tag, access: "member",
+      tenantFrom: "path", summary: "The tenant's members, by email.", params: tenantParams, query: pageOnly,
+      success: [{ status: 200, description: "A page of members.", schema: listOf(member) }],
+    }, async ({ db, query }) => {
+      const { data, pagination } = await listMembers(db, query);
+      return listResponse(data, pagination);
+    }),
+
+    tenantEndpoint(scope, {
+      method: "POST", path: "/v1/tenants/{tenantId}/members", operationId: "addMember", tag, access: "manager",
+      tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
+      params: tenantParams, body: addMemberBody, prefer: true, errors: [409],
+      success: [{ status: 201, description: "Added.", schema: member, headers: ["Location", "ETag"] }],
+    }, async ({ db, body, request, tenantId }) => {
+      const userId = await addMember(db, body.email, body.role);
+      const added = await findMember(db, userId);
+      if (!added) throw new Error("a new member is not visible");
+      return await written(request, added, {
+        created: { location: locationOf(request, `tenants/${tenantId}/members/${userId}`) },
+      });
+    }),
+
+    tenantEndpoint(scope, {
+      method: "GET", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "getMember", tag, access: "member",
+      tenantFrom: "path", summary: "Read one member.", params: memberParams,
+      success: [{ status: 200, description: "The member.", schema: member, headers: ["ETag"] }],
+    }, async ({ db, params }) => {
+      const found = await findMember(db, params.userId);
+      if (!found) throw missingMember();
+      return await representation(found);
+    }),
+
+    tenantEndpoint(scope, {
+      method: "PATCH", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "changeMemberRole", tag,
+      access: "manager", tenantFrom: "path", params: memberParams, body: changeMemberBody, prefer: true,
+      summary: "Change a member's role. Only owners grant or revoke owner; a tenant keeps one owner.",
+      errors: [409],
+      success: [
+        { status: 204, description: "Changed.", headers: ["ETag"] },
+        { status: 200, description: "Changed (Prefer: return=representation).", schema: member, headers: ["ETag"] },
+      ],
+    }, async ({ db, params, body, request }) => {
+      await changeMemberRole(db, params.userId, body.role);
+      const changed = await findMember(db, params.userId);
+      if (!changed) throw missingMember();
+      return await written(request, changed);
+    }),
+
+    tenantEndpoint(scope, {
+      method: "DELETE", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "removeMember", tag,
+      access: "member", tenantFrom: "path", params: memberParams, errors: [409],
+      summary: "Remove a member (managers), or leave the tenant (anyone, their own membership).",
+      success: [{ status: 204, description: "Removed." }],
+    }, async ({ db, params }) => {
+      await removeMember(db, params.userId);
+      return deleted();
+    }),
+  ];
+}

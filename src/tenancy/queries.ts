@@ -1,0 +1,82 @@
+import { sql, type Transaction } from "kysely";
+import type { z } from "zod";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
+import type { DB } from "../db/database.ts";
+import type { Page } from "../db/pagination.ts";
+import type { Pagination } from "../http/respond.ts";
+import type { TenantRole } from "./request-scope.ts";
+import type { updateTenantBody } from "./schema.ts";
+
+const columns = camelSelection(["id", "name", "sender_email", "sender_name", "payment_page_base_url", "created_at", "updated_at"]);
+
+type MyTenant = { tenantId: string; name: string; role: TenantRole; total: number };
+
+export async function listMyTenants(db: Transaction<DB>, page: Page): Promise<{ data: Omit<MyTenant, "total">[]; pagination: Pagination }> {
+  const { rows } = await sql<MyTenant>`
+    select tenant_id as "tenantId", name, role, count(*) over () as total
+    from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
+  const total = rows[0]?.total ?? (page.offset > 0 ? await countMyTenants(db) : 0);
+  return { data: rows.map(({ total: _, ...row }) => row), pagination: { ...page, total } };
+}
+
+async function countMyTenants(db: Transaction<DB>): Promise<number> {
+  const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.list_my_tenants()`.execute(db);
+  return row?.n ?? 0;
+}
+
+// The caller becomes its owner (create_tenant); the transaction then acts in the new
+// tenant so its settings go through the same policies as any later change.
+export async function createTenant(db: Transaction<DB>, name: string): Promise<string> {
+  const { rows: [created] } = await sql<{ id: string }>`
+    select t.id, set_config('app.tenant_id', t.id::text, true) from public.create_tenant(${name}) t`.execute(db);
+  if (!created) throw new Error("create_tenant returned no row");
+  return created.id;
+}
+
+export function findTenant(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
+  const query = db.selectFrom("tenants").select(columns).where("id", "=", id);
+  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function updateTenant(db: Transaction<DB>, id: string, input: Partial<z.output<typeof updateTenantBody>>) {
+  return db.updateTable("tenants").set(snakeKeys(input)).where("id", "=", id).returning(columns).executeTakeFirst();
+}
+
+export function deleteTenant(db: Transaction<DB>, id: string) {
+  return db.deleteFrom("tenants").where("id", "=", id).executeTakeFirst();
+}
+
+type MemberRow = { userId: string; email: string; fullName: string | null; role: TenantRole; createdAt: string; updatedAt: string };
+
+const memberColumns = sql`user_id as "userId", email, full_name as "fullName", role, created_at as "createdAt", updated_at as "updatedAt"`;
+
+export async function listMembers(db: Transaction<DB>, page: Page): Promise<{ data: MemberRow[]; pagination: Pagination }> {
+  const { rows } = await sql<MemberRow & { total: number }>`
+    select ${memberColumns}, count(*) over () as total
+    from public.list_tenant_members() order by email, user_id limit ${page.limit} offset ${page.offset}`.execute(db);
+  const { rows: [counted] } = rows.length > 0 || page.offset === 0
+    ? { rows: [{ n: rows[0]?.total ?? 0 }] }
+    : await sql<{ n: number }>`select count(*) as n from public.list_tenant_members()`.execute(db);
+  return { data: rows.map(({ total: _, ...row }) => row), pagination: { ...page, total: counted?.n ?? 0 } };
+}
+
+export async function findMember(db: Transaction<DB>, userId: string): Promise<MemberRow | undefined> {
+  const { rows: [row] } = await sql<MemberRow>`
+    select ${memberColumns} from public.list_tenant_members() where user_id = ${userId}`.execute(db);
+  return row;
+}
+
+export async function addMember(db: Transaction<DB>, email: string, role: TenantRole): Promise<string> {
+  const { rows: [row] } = await sql<{ userId: string }>`
+    select user_id as "userId" from public.add_tenant_member(${email}, ${role}::public.tenant_role)`.execute(db);
+  if (!row) throw new Error("add_tenant_member returned no row");
+  return row.userId;
+}
+
+export async function changeMemberRole(db: Transaction<DB>, userId: string, role: TenantRole): Promise<void> {
+  await sql`select public.change_tenant_member_role(${userId}::uuid, ${role}::public.tenant_role)`.execute(db);
+}
+
+export async function removeMember(db: Transaction<DB>, userId: string): Promise<void> {
+  await sql`select public.remove_tenant_member(${userId}::uuid)`.execute(db);
+}
