@@ -8,7 +8,10 @@ import { docsEndpoints } from "./docs/handlers.ts";
 import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
+import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
+import { reservationEndpoints } from "./reservations/handlers.ts";
+import { taskEndpoints } from "./tasks/handlers.ts";
 import { tenancyEndpoints } from "./tenancy/handlers.ts";
 import { createRequestScope } from "./tenancy/request-scope.ts";
 
@@ -27,6 +30,9 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...authEndpoints({ identity: deps.identity, scope }),
     ...tenancyEndpoints(scope),
     ...propertyEndpoints(scope),
+    ...reservationEndpoints(scope),
+    ...paymentEndpoints(scope),
+    ...taskEndpoints(scope),
   ];
 }
 

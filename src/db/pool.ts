@@ -32,9 +32,9 @@ const generatedTypeParsers = {
 } satisfies Record<string, postgres.PostgresType>;
 
 // Postgres writes `2026-11-22 09:30:00.123456+00`; JSON clients expect RFC 3339, which
-// differs only in the `T` and the offset's minutes. Dates and plain timestamps pass through
-// the same replacement unchanged in meaning.
+// differs only in the `T` and the offset's minutes. A date (`2026-11-22`) has neither.
 function toRfc3339(raw: string): string {
+  if (!raw.includes(" ")) return raw;
   return raw.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
 }
 

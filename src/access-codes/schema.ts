@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { pageQuery } from "../db/pagination.ts";
+import { id, timestamp } from "../http/schemas.ts";
+
+export const accessCodeStatuses = ["active", "revoked"] as const;
+
+export const createAccessCodeBody = z.strictObject({
+  code: z.string().regex(/^[0-9]{4,12}$/, "4 to 12 digits.").optional()
+    .meta({ description: "Defaults to six random digits." }),
+  validFrom: timestamp.optional().meta({ description: "Defaults to check-in time on arrival day, in the property's timezone." }),
+  validUntil: timestamp.optional().meta({ description: "Defaults to check-out time on departure day." }),
+}).refine((body) => !body.validFrom || !body.validUntil || body.validUntil > body.validFrom, {
+  message: "validUntil must be after validFrom.",
+  path: ["validUntil"],
+}).meta({ id: "AccessCodeCreate" });
+
+export const accessCode = z.object({
+  id,
+  reservationId: id,
+  propertyId: id,
+  code: z.string(),
+  validFrom: timestamp,
+  validUntil: timestamp,
+  status: z.enum(accessCodeStatuses),
+  revokedAt: timestamp.nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+}).meta({ id: "AccessCode" });
+
+export const accessCodeParams = z.strictObject({ id, codeId: id });
+export const listAccessCodesQuery = z.strictObject({ ...pageQuery });

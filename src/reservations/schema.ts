@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { pageQuery } from "../db/pagination.ts";
+import { currency, id, isoDate, minorUnits, oneOrMany, patchOf, timestamp } from "../http/schemas.ts";
+
+export const reservationStatuses = ["pending", "confirmed", "checked_in", "checked_out", "cancelled", "no_show"] as const;
+export const reservationSources = ["direct", "phone", "email", "walk_in", "website", "channel_manager", "ota", "other"] as const;
+
+const stay = {
+  unitId: id.nullable(),
+  guestId: id,
+  ratePlanId: id.nullable(),
+  checkIn: isoDate,
+  checkOut: isoDate,
+  adults: z.number().int().min(1).max(50),
+  children: z.number().int().min(0).max(50),
+  totalAmount: minorUnits.min(0).meta({ description: "The stay's price in minor units; defaults to the rate plan's nightly price times the nights." }),
+  externalReference: z.string().min(1).max(200).nullable(),
+  notes: z.string().max(4000).nullable(),
+};
+
+const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
+  body.checkIn === undefined || body.checkOut === undefined || body.checkOut > body.checkIn;
+const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"] };
+
+export const createReservationBody = z.strictObject({
+  ...stay,
+  propertyId: id,
+  unitId: stay.unitId.optional(),
+  ratePlanId: stay.ratePlanId.optional(),
+  adults: stay.adults.default(1),
+  children: stay.children.default(0),
+  totalAmount: stay.totalAmount.optional(),
+  currency: currency.optional().meta({ description: "Defaults to the rate plan's currency, else the property's." }),
+  status: z.enum(["pending", "confirmed"]).default("pending"),
+  source: z.enum(reservationSources).default("direct"),
+  externalReference: stay.externalReference.optional(),
+  notes: stay.notes.optional(),
+}).refine(nightsInOrder, checkOutAfterCheckIn).meta({ id: "ReservationCreate" });
+
+// Moving the stay (dates, unit) is an update; its status moves only through the actions.
+export const updateReservationBody = patchOf(stay).refine(nightsInOrder, checkOutAfterCheckIn)
+  .meta({ id: "ReservationUpdate" });
+
+export const cancelReservationBody = z.strictObject({
+  reason: z.string().trim().min(1).max(1000).optional(),
+}).meta({ id: "ReservationCancel" });
+
+export const reservation = z.object({
+  id,
+  propertyId: id,
+  unitId: id.nullable(),
+  guestId: id,
+  ratePlanId: id.nullable(),
+  confirmationCode: z.string(),
+  checkIn: isoDate,
+  checkOut: isoDate,
+  adults: z.number().int(),
+  children: z.number().int(),
+  status: z.enum(reservationStatuses),
+  totalAmount: minorUnits,
+  currency,
+  amountPaid: minorUnits,
+  balance: minorUnits,
+  source: z.enum(reservationSources),
+  externalReference: z.string().nullable(),
+  notes: z.string().nullable(),
+  cancellationReason: z.string().nullable(),
+  confirmedAt: timestamp.nullable(),
+  checkedInAt: timestamp.nullable(),
+  checkedOutAt: timestamp.nullable(),
+  cancelledAt: timestamp.nullable(),
+  noShowAt: timestamp.nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+}).meta({ id: "Reservation" });
+
+export const listReservationsQuery = z.strictObject({
+  ...pageQuery,
+  status: oneOrMany(reservationStatuses).optional(),
+  propertyId: id.optional(),
+  unitId: id.optional(),
+  guestId: id.optional(),
+  from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
+  to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
+});

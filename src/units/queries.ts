@@ -1,0 +1,35 @@
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
+import type { DB } from "../db/database.ts";
+import { type Page, paginate } from "../db/pagination.ts";
+import type { createUnitBody, listUnitsQuery, updateUnitBody } from "./schema.ts";
+
+const columns = camelSelection([
+  "id", "property_id", "name", "type", "capacity", "floor", "status", "created_at", "updated_at",
+]);
+
+// Every query runs in the request's transaction, where RLS limits rows to its tenant.
+export function listUnits(db: Transaction<DB>, filter: z.output<typeof listUnitsQuery>, page: Page) {
+  let query = db.selectFrom("units").select(columns).orderBy("property_id").orderBy("name").orderBy("id");
+  if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
+  if (filter.status) query = query.where("status", "in", filter.status);
+  return paginate(query, page);
+}
+
+export function findUnit(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
+  const query = db.selectFrom("units").select(columns).where("id", "=", id);
+  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function insertUnit(db: Transaction<DB>, input: z.output<typeof createUnitBody>) {
+  return db.insertInto("units").values(snakeKeys(input)).returning(columns).executeTakeFirstOrThrow();
+}
+
+export function updateUnit(db: Transaction<DB>, id: string, input: z.output<typeof updateUnitBody>) {
+  return db.updateTable("units").set(snakeKeys(input)).where("id", "=", id).returning(columns).executeTakeFirst();
+}
+
+export function deleteUnit(db: Transaction<DB>, id: string) {
+  return db.deleteFrom("units").where("id", "=", id).executeTakeFirst();
+}
