@@ -8,12 +8,15 @@ import { docsEndpoints } from "./docs/handlers.ts";
 import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
+import { guestEndpoints } from "./guests/handlers.ts";
 import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
+import { ratePlanEndpoints } from "./rate-plans/handlers.ts";
 import { reservationEndpoints } from "./reservations/handlers.ts";
 import { taskEndpoints } from "./tasks/handlers.ts";
 import { tenancyEndpoints } from "./tenancy/handlers.ts";
 import { createRequestScope } from "./tenancy/request-scope.ts";
+import { unitEndpoints } from "./units/handlers.ts";
 
 export type ApiDependencies = {
   sql: Sql;
@@ -30,6 +33,9 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...authEndpoints({ identity: deps.identity, scope }),
     ...tenancyEndpoints(scope),
     ...propertyEndpoints(scope),
+    ...unitEndpoints(scope),
+    ...ratePlanEndpoints(scope),
+    ...guestEndpoints(scope),
     ...reservationEndpoints(scope),
     ...paymentEndpoints(scope),
     ...taskEndpoints(scope),

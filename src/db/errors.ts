@@ -24,6 +24,9 @@ const constraintMessages: Record<string, string> = {
   units_tenant_id_property_id_name_key: "The property already has a unit with this name.",
   reservations_tenant_source_external_reference_key: "A reservation with this source and external reference already exists.",
   properties_tenant_id_name_key: "A property with this name already exists.",
+  // Table-level checks Postgres names by position.
+  rate_plans_check: "maxStay must be at least minStay.",
+  rate_plans_check1: "A non-refundable rate plan has no free cancellation hours.",
 };
 
 function withHint(message: string, hint: string | undefined): string {
@@ -77,7 +80,7 @@ function checkMessage(error: DatabaseError & { table_name?: string }): string {
     const column = error.table_name && error.constraint_name?.startsWith(`${error.table_name}_`)
       ? error.constraint_name.slice(error.table_name.length + 1).replace(/_check\d*$/, "")
       : null;
-    const field = column?.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    const field = column && column !== "check" ? column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : null;
     return field ? `The value of ${field} is not allowed.` : `The values break the rule ${error.constraint_name}.`;
   }
   return withHint(error.message, error.hint);

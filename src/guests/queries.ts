@@ -1,0 +1,53 @@
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
+import type { DB } from "../db/database.ts";
+import { type Page, paginate } from "../db/pagination.ts";
+import type { createGuestBody, listGuestsQuery, updateGuestBody } from "./schema.ts";
+
+const columns = camelSelection([
+  "id", "first_name", "last_name", "email", "phone", "locale", "country_code", "marketing_consent",
+  "marketing_consent_at", "notes", "created_at", "updated_at",
+]);
+
+// What the caller typed, matched literally: % and _ would otherwise be LIKE wildcards
+// (backslash is LIKE's default escape character).
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+}
+
+// Every query runs in the request's transaction, where RLS limits rows to its tenant.
+// Names sort by lower() because the database collates bytewise (C) and
+// guests_tenant_name_idx is built on lower(); the raw names would put "de Vries" after "Zhou".
+export function listGuests(db: Transaction<DB>, filter: z.output<typeof listGuestsQuery>, page: Page) {
+  let query = db.selectFrom("guests").select(columns)
+    .orderBy((eb) => eb.fn("lower", ["last_name"]))
+    .orderBy((eb) => eb.fn("lower", ["first_name"]))
+    .orderBy("id");
+  if (filter.q) {
+    const pattern = containing(filter.q);
+    query = query.where((eb) =>
+      eb.or([eb("first_name", "ilike", pattern), eb("last_name", "ilike", pattern), eb("email", "ilike", pattern)])
+    );
+  }
+  // lower(email), as guests_tenant_email_idx is built: addresses are stored as given.
+  if (filter.email) query = query.where((eb) => eb(eb.fn("lower", ["email"]), "=", filter.email));
+  return paginate(query, page);
+}
+
+export function findGuest(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
+  const query = db.selectFrom("guests").select(columns).where("id", "=", id);
+  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function insertGuest(db: Transaction<DB>, input: z.output<typeof createGuestBody>) {
+  return db.insertInto("guests").values(snakeKeys(input)).returning(columns).executeTakeFirstOrThrow();
+}
+
+export function updateGuest(db: Transaction<DB>, id: string, input: z.output<typeof updateGuestBody>) {
+  return db.updateTable("guests").set(snakeKeys(input)).where("id", "=", id).returning(columns).executeTakeFirst();
+}
+
+export function deleteGuest(db: Transaction<DB>, id: string) {
+  return db.deleteFrom("guests").where("id", "=", id).executeTakeFirst();
+}

@@ -1,0 +1,37 @@
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
+import type { DB } from "../db/database.ts";
+import { type Page, paginate } from "../db/pagination.ts";
+import type { createRatePlanBody, listRatePlansQuery, updateRatePlanBody } from "./schema.ts";
+
+const columns = camelSelection([
+  "id", "property_id", "name", "code", "currency", "nightly_price", "min_stay", "max_stay", "cancellation_policy",
+  "free_cancellation_hours", "active", "created_at", "updated_at",
+]);
+
+// Every query runs in the request's transaction, where RLS limits rows to its tenant.
+export function listRatePlans(db: Transaction<DB>, filter: z.output<typeof listRatePlansQuery>, page: Page) {
+  let query = db.selectFrom("rate_plans").select(columns).orderBy("property_id").orderBy("code").orderBy("id");
+  if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
+  if (filter.active !== undefined) query = query.where("active", "=", filter.active);
+  return paginate(query, page);
+}
+
+export function findRatePlan(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
+  const query = db.selectFrom("rate_plans").select(columns).where("id", "=", id);
+  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export function insertRatePlan(db: Transaction<DB>, input: z.output<typeof createRatePlanBody>) {
+  return db.insertInto("rate_plans").values(snakeKeys(input)).returning(columns).executeTakeFirstOrThrow();
+}
+
+export function updateRatePlan(db: Transaction<DB>, id: string, input: z.output<typeof updateRatePlanBody>) {
+  return db.updateTable("rate_plans").set(snakeKeys(input)).where("id", "=", id).returning(columns)
+    .executeTakeFirst();
+}
+
+export function deleteRatePlan(db: Transaction<DB>, id: string) {
+  return db.deleteFrom("rate_plans").where("id", "=", id).executeTakeFirst();
+}
