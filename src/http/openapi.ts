@@ -48,19 +48,19 @@ function rewriteRefs(value: unknown): unknown {
   return value;
 }
 
+// Every route refuses query parameters it does not define (400); inside a tenant the
+// database may refuse a write by role (403) whatever the route's own access says.
 function problemStatuses(endpoint: Endpoint): number[] {
-  const statuses = new Set(endpoint.errors ?? []);
+  const statuses = new Set(endpoint.errors ?? []).add(400);
   if (endpoint.access !== "public") statuses.add(401);
   if (endpoint.access === "member" || endpoint.access === "manager") {
-    if (endpoint.tenantFrom !== "path") statuses.add(400).add(403);
-    else statuses.add(404);
-    if (endpoint.access === "manager") statuses.add(403);
+    statuses.add(403);
+    if (endpoint.tenantFrom === "path") statuses.add(404);
   }
   if (endpoint.params) statuses.add(404);
-  if (endpoint.query) statuses.add(400);
   if (endpoint.body) [400, 413, 415].forEach((status) => statuses.add(status));
   if (endpoint.conditional) statuses.add(412);
-  return [...statuses].sort();
+  return [...statuses].sort((a, b) => a - b);
 }
 
 function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {

@@ -52,7 +52,8 @@ export async function assertIfMatch(request: Request, current: unknown): Promise
   const header = request.headers.get("if-match");
   if (header === null || header.trim() === "*") return;
   const tag = await etagOf(current);
-  const offered = header.split(",").map((value) => value.trim().replace(/^W\//, ""));
+  // If-Match compares strongly (RFC 9110 13.1.1): a weak validator never matches.
+  const offered = header.split(",").map((value) => value.trim());
   if (!offered.includes(tag)) {
     throw new HttpError("precondition-failed", "The resource changed since you read it. Read it again and retry.", {
       headers: { etag: tag },

@@ -1,0 +1,142 @@
+// Responses checked against the OpenAPI document the API serves: the status must be
+// documented for the operation, the content type must be the documented one, and the
+// JSON body must match the documented schema (with components.schemas as $defs,
+// converted by zod 4's z.fromJSONSchema).
+import { z } from "zod";
+import { stack } from "./stack.ts";
+
+type JsonSchema = Record<string, unknown>;
+type MediaType = { schema?: JsonSchema };
+type ResponseDoc = { description?: string; headers?: Record<string, unknown>; content?: Record<string, MediaType> };
+type Operation = {
+  operationId: string;
+  parameters?: JsonSchema[];
+  responses: Record<string, ResponseDoc>;
+};
+export type OpenApiDocument = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, JsonSchema> };
+};
+
+let documentPromise: Promise<OpenApiDocument> | null = null;
+
+// Fetched once per test process; the body is always read, so no resource leaks.
+export function openApiDocument(): Promise<OpenApiDocument> {
+  documentPromise ??= (async () => {
+    const response = await fetch(`${stack.v1}/openapi.json`);
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}: ${text}`);
+    return JSON.parse(text) as OpenApiDocument;
+  })();
+  documentPromise.catch(() => (documentPromise = null));
+  return documentPromise;
+}
+
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) =>
+        key === "$ref" && typeof field === "string"
+          ? [key, field.replace("#/components/schemas/", "#/$defs/")]
+          : [key, rewriteRefs(field)]
+      ),
+    );
+  }
+  return value;
+}
+
+// A documented schema as one self-contained JSON Schema, components as $defs.
+export function standaloneSchema(document: OpenApiDocument, schema: JsonSchema): JsonSchema {
+  return {
+    ...(rewriteRefs(schema) as JsonSchema),
+    $defs: rewriteRefs(document.components.schemas) as Record<string, JsonSchema>,
+  };
+}
+
+const compiled = new Map<string, z.ZodType>();
+
+function validatorFor(document: OpenApiDocument, key: string, schema: JsonSchema): z.ZodType {
+  let validator = compiled.get(key);
+  if (!validator) {
+    validator = z.fromJSONSchema(standaloneSchema(document, schema) as Parameters<typeof z.fromJSONSchema>[0]);
+    compiled.set(key, validator);
+  }
+  return validator;
+}
+
+function mediaTypeOf(response: Response): string | null {
+  const header = response.headers.get("content-type");
+  return header === null ? null : header.split(";")[0]!.trim().toLowerCase();
+}
+
+// return=minimal: an operation that takes Prefer answers its writes without a body
+// unless asked for the representation (the document's info says so; the status's
+// documented content describes the representation).
+function acceptsPrefer(operation: Operation): boolean {
+  return (operation.parameters ?? []).some((parameter) => parameter.$ref === "#/components/parameters/Prefer");
+}
+
+export class ContractViolation extends Error {
+  override name = "ContractViolation";
+}
+
+/**
+ * Checks `response` against the served contract of `method pathTemplate` and returns
+ * its parsed JSON body (undefined when it has none). Reads a clone, so the caller can
+ * still read the response.
+ */
+export async function assertMatchesContract(method: string, pathTemplate: string, response: Response): Promise<unknown> {
+  const document = await openApiDocument();
+  const text = await response.clone().text();
+  const where = `${method.toUpperCase()} ${pathTemplate} -> ${response.status}`;
+  const fail = (message: string): never => {
+    throw new ContractViolation(`${where}: ${message}\nbody: ${text.slice(0, 2000)}`);
+  };
+
+  const operation = document.paths[pathTemplate]?.[method.toLowerCase()];
+  if (!operation) return fail("the document has no such operation");
+  const documented = operation.responses[String(response.status)];
+  if (!documented) {
+    return fail(`status ${response.status} is not documented (documented: ${Object.keys(operation.responses).join(", ")})`);
+  }
+
+  for (const header of Object.keys(documented.headers ?? {})) {
+    if (!response.headers.has(header)) fail(`the documented ${header} header is missing`);
+  }
+
+  const mediaType = mediaTypeOf(response);
+  const content = documented.content ?? {};
+  const documentedTypes = Object.keys(content);
+
+  if (documentedTypes.length === 0) {
+    if (mediaType !== null) fail(`expected no content, got content-type ${mediaType}`);
+    if (text.length > 0) fail("expected an empty body");
+    return undefined;
+  }
+
+  if (mediaType === null && text.length === 0 && acceptsPrefer(operation) && response.status < 300) {
+    return undefined; // return=minimal
+  }
+  if (mediaType === null) return fail(`expected content-type ${documentedTypes.join(" or ")}, got none`);
+  const media = content[mediaType];
+  if (!media) return fail(`expected content-type ${documentedTypes.join(" or ")}, got ${mediaType}`);
+  if (!mediaType.endsWith("json")) return text;
+
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return fail("the body is not JSON");
+  }
+  if (media.schema) {
+    const parsed = validatorFor(document, `${where} ${mediaType}`, media.schema).safeParse(body);
+    if (!parsed.success) {
+      fail(`the body does not match the documented schema:\n${
+        parsed.error.issues.map((issue) => `  ${issue.path.join(".") || "(body)"}: ${issue.message}`).join("\n")
+      }`);
+    }
+  }
+  return body;
+}
