@@ -852,6 +852,17 @@ export type Database = {
           "tenant_id": string;
         }[];
       };
+      "list_tenant_members": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "email": string;
+          "full_name": string;
+          "role": Database["public"]["Enums"]["tenant_role"];
+          "updated_at": string;
+          "user_id": string;
+        }[];
+      };
       "remove_tenant_member": {
         Args: { "user_id": string };
         Returns: undefined;
