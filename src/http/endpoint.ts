@@ -96,7 +96,8 @@ export async function parseInput<P extends z.ZodObject | undefined, Q extends z.
   };
 }
 
-type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
+// An endpoint's documentation with its schemas typed, for the builders to infer inputs from.
+export type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
 
 // A route anyone may call: sign-in, sign-up, health, the API's own description.
 export function publicEndpoint<

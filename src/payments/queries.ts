@@ -33,11 +33,6 @@ export function findPayment(db: Transaction<DB>, id: string) {
   return db.selectFrom("payments").select(paymentColumns).where("id", "=", id).executeTakeFirst();
 }
 
-export function findPaymentByReference(db: Transaction<DB>, externalReference: string) {
-  return db.selectFrom("payments").select(paymentColumns).where("external_reference", "=", externalReference)
-    .executeTakeFirst();
-}
-
 export function insertPayment(
   db: Transaction<DB>,
   reservationId: string,

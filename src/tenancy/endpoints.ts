@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Endpoint, type EndpointDoc, type ParsedInput, parseInput } from "../http/endpoint.ts";
+import { type Docs, type Endpoint, type ParsedInput, parseInput } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
 import type { RequestScope, Session, TenantSession } from "./request-scope.ts";
 
@@ -19,10 +19,8 @@ function headerTenant(request: Request): string {
       errors: [{ path: TENANT_HEADER, message: "Not a UUID." }],
     });
   }
-  return value.toLowerCase();
+  return value;
 }
-
-type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
 
 export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
 export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request };
@@ -61,10 +59,11 @@ export function tenantEndpoint<
     ...doc,
     handle: async (request, params) => {
       const credentials = await scope.authenticate(request);
-      const tenantId = fromPath ? params.tenantId : headerTenant(request);
+      const named = fromPath ? params.tenantId : headerTenant(request);
       const input = await parseInput(doc, request, params);
-      if (tenantId === undefined || !uuid.safeParse(tenantId).success) throw notFound();
-      return await scope.run(credentials, tenantId.toLowerCase(), (session, role) => {
+      if (named === undefined || !uuid.safeParse(named).success) throw notFound();
+      const tenantId = named.toLowerCase();
+      return await scope.run(credentials, tenantId, (session, role) => {
         if (role === null) {
           // Naming a tenant in the path is asking whether it exists; the header is not.
           throw fromPath ? notFound() : new HttpError("forbidden", "You are not a member of this tenant.");
@@ -72,7 +71,7 @@ export function tenantEndpoint<
         if (doc.access === "manager" && role === "staff") {
           throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
         }
-        return work({ ...session, tenantId: tenantId.toLowerCase(), role, ...input, request });
+        return work({ ...session, tenantId, role, ...input, request });
       });
     },
   };

@@ -9,19 +9,29 @@ import type { updateTenantBody } from "./schema.ts";
 
 const columns = camelSelection(["id", "name", "sender_email", "sender_name", "payment_page_base_url", "created_at", "updated_at"]);
 
-type MyTenant = { tenantId: string; name: string; role: TenantRole; total: number };
+type MyTenant = { tenantId: string; name: string; role: TenantRole };
 
-export async function listMyTenants(db: Transaction<DB>, page: Page): Promise<{ data: Omit<MyTenant, "total">[]; pagination: Pagination }> {
-  const { rows } = await sql<MyTenant>`
-    select tenant_id as "tenantId", name, role, count(*) over () as total
-    from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  const total = rows[0]?.total ?? (page.offset > 0 ? await countMyTenants(db) : 0);
-  return { data: rows.map(({ total: _, ...row }) => row), pagination: { ...page, total } };
+// The set-returning functions page like `paginate` does for tables: the window count rides
+// on the rows, and only a page past the end asks for the count on its own.
+async function pageOf<T>(
+  rows: (T & { total: number })[],
+  page: Page,
+  count: () => Promise<number>,
+): Promise<{ data: T[]; pagination: Pagination }> {
+  const total = rows[0]?.total ?? (page.offset > 0 ? await count() : 0);
+  return { data: rows.map(({ total: _, ...row }) => row as T), pagination: { ...page, total } };
 }
 
-async function countMyTenants(db: Transaction<DB>): Promise<number> {
-  const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.list_my_tenants()`.execute(db);
+async function countOf(db: Transaction<DB>, source: "list_my_tenants" | "list_tenant_members"): Promise<number> {
+  const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.${sql.raw(source)}()`.execute(db);
   return row?.n ?? 0;
+}
+
+export async function listMyTenants(db: Transaction<DB>, page: Page) {
+  const { rows } = await sql<MyTenant & { total: number }>`
+    select tenant_id as "tenantId", name, role, count(*) over () as total
+    from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
+  return pageOf(rows, page, () => countOf(db, "list_my_tenants"));
 }
 
 // The caller becomes its owner (create_tenant); the transaction then acts in the new
@@ -50,14 +60,11 @@ type MemberRow = { userId: string; email: string; fullName: string | null; role:
 
 const memberColumns = sql`user_id as "userId", email, full_name as "fullName", role, created_at as "createdAt", updated_at as "updatedAt"`;
 
-export async function listMembers(db: Transaction<DB>, page: Page): Promise<{ data: MemberRow[]; pagination: Pagination }> {
+export async function listMembers(db: Transaction<DB>, page: Page) {
   const { rows } = await sql<MemberRow & { total: number }>`
     select ${memberColumns}, count(*) over () as total
     from public.list_tenant_members() order by email, user_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  const { rows: [counted] } = rows.length > 0 || page.offset === 0
-    ? { rows: [{ n: rows[0]?.total ?? 0 }] }
-    : await sql<{ n: number }>`select count(*) as n from public.list_tenant_members()`.execute(db);
-  return { data: rows.map(({ total: _, ...row }) => row), pagination: { ...page, total: counted?.n ?? 0 } };
+  return pageOf(rows, page, () => countOf(db, "list_tenant_members"));
 }
 
 export async function findMember(db: Transaction<DB>, userId: string): Promise<MemberRow | undefined> {
