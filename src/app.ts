@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { accessCodeEndpoints } from "./access-codes/handlers.ts";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
@@ -38,6 +39,7 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...guestEndpoints(scope),
     ...reservationEndpoints(scope),
     ...paymentEndpoints(scope),
+    ...accessCodeEndpoints(scope),
     ...taskEndpoints(scope),
   ];
 }

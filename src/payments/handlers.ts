@@ -1,66 +1,83 @@
-import type { Endpoint } from "../http/endpoint.ts";
-import { listResponse, representation, written } from "../http/respond.ts";
-import { idParams, listOf } from "../http/schemas.ts";
+import type { z } from "zod";
+import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
+import { HttpError } from "../http/problem.ts";
+import { locationOf, written } from "../http/respond.ts";
+import { idParams } from "../http/schemas.ts";
+import { findReservation } from "../reservations/queries.ts";
 import { notFound, tenantEndpoint } from "../tenancy/endpoints.ts";
+import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { cancelPaymentLink, findPayment, findPaymentLink, listPaymentLinks, listPayments } from "./queries.ts";
-import { listPaymentLinksQuery, listPaymentsQuery, payment, paymentLink } from "./schema.ts";
+import {
+  cancelPaymentLink,
+  findPayment,
+  findPaymentLink,
+  insertPayment,
+  insertPaymentLink,
+  listPaymentLinks,
+  listPayments,
+} from "./queries.ts";
+import { createPaymentLinkBody, listPaymentLinksQuery, listPaymentsQuery, payment, paymentLink, recordPaymentBody } from "./schema.ts";
 
 const tag = "Payments";
+const noReservation = () => notFound("reservation");
 
-// Payments are recorded against a reservation (POST /v1/reservations/{id}/payments) and
-// never edited; links are created there too and end paid, expired or cancelled.
+function created(schema: z.ZodType): SuccessDoc[] {
+  return [{ status: 201, description: "Created; the body only with Prefer: return=representation.", schema, headers: ["Location", "ETag"] }];
+}
+
+// Payments are recorded against a reservation and never edited; links are created
+// there too and end paid, expired or cancelled.
 export function paymentEndpoints(scope: RequestScope): Endpoint[] {
+  const payments = resourceEndpoints(scope, {
+    tag, collection: "payments", schema: payment,
+    name: { one: "Payment", many: "Payments" }, noun: { one: "payment", many: "payments" },
+  });
+  const links = resourceEndpoints(scope, {
+    tag, collection: "payment-links", schema: paymentLink,
+    name: { one: "PaymentLink", many: "PaymentLinks" }, noun: { one: "payment link", many: "payment links" },
+  });
   return [
-    tenantEndpoint(scope, {
-      method: "GET", path: "/v1/payments", operationId: "listPayments", tag, access: "member",
-      summary: "List payments, newest first; filter by reservation and source.", query: listPaymentsQuery,
-      success: [{ status: 200, description: "A page of payments.", schema: listOf(payment) }],
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listPayments(db, query, query);
-      return listResponse(data, pagination);
-    }),
+    payments.list({
+      access: "member", summary: "List payments, newest first; filter by reservation and source.", query: listPaymentsQuery,
+    }, listPayments),
+    payments.get({ access: "member", summary: "Read a payment." }, findPayment),
 
     tenantEndpoint(scope, {
-      method: "GET", path: "/v1/payments/{id}", operationId: "getPayment", tag, access: "member",
-      summary: "Read a payment.", params: idParams,
-      success: [{ status: 200, description: "The payment.", schema: payment, headers: ["ETag"] }],
-    }, async ({ db, params }) => {
-      const found = await findPayment(db, params.id);
-      if (!found) throw notFound("payment");
-      return await representation(found);
+      method: "POST", path: "/v1/reservations/{id}/payments", operationId: "recordPayment", tag,
+      access: "member", summary: "Record a payment received for a reservation; its balance follows.",
+      params: idParams, body: recordPaymentBody, prefer: true, errors: [409, 422], success: created(payment),
+    }, async ({ db, params, body, request }) => {
+      if (!await findReservation(db, params.id)) throw noReservation();
+      const row = await insertPayment(db, params.id, body, "manual");
+      return await written(request, row, { created: { location: locationOf(request, `payments/${row.id}`) } });
     }),
 
-    tenantEndpoint(scope, {
-      method: "GET", path: "/v1/payment-links", operationId: "listPaymentLinks", tag, access: "member",
-      summary: "List payment links, newest first; filter by reservation and status.", query: listPaymentLinksQuery,
-      success: [{ status: 200, description: "A page of payment links.", schema: listOf(paymentLink) }],
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listPaymentLinks(db, query, query);
-      return listResponse(data, pagination);
-    }),
+    links.list({
+      access: "member", summary: "List payment links, newest first; filter by reservation and status.",
+      query: listPaymentLinksQuery,
+    }, listPaymentLinks),
+    links.get({ access: "member", summary: "Read a payment link." }, findPaymentLink),
 
     tenantEndpoint(scope, {
-      method: "GET", path: "/v1/payment-links/{id}", operationId: "getPaymentLink", tag, access: "member",
-      summary: "Read a payment link.", params: idParams,
-      success: [{ status: 200, description: "The payment link.", schema: paymentLink, headers: ["ETag"] }],
-    }, async ({ db, params }) => {
-      const found = await findPaymentLink(db, params.id);
-      if (!found) throw notFound("payment link");
-      return await representation(found);
+      method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
+      access: "member", summary: "Create a payment link for a reservation (contract route); it asks for the balance by default.",
+      params: idParams, body: createPaymentLinkBody, prefer: true, errors: [409, 422], success: created(paymentLink),
+    }, async ({ db, params, body, request }) => {
+      const stay = await findReservation(db, params.id);
+      if (!stay) throw noReservation();
+      const amount = body.amount ?? stay.balance ?? 0;
+      if (amount <= 0) throw new HttpError("conflict", "The reservation owes nothing; give an amount to ask for.");
+      const link = await insertPaymentLink(db, params.id, amount, body);
+      return await written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`) } });
     }),
 
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/payment-links/{id}/cancel", operationId: "cancelPaymentLink", tag, access: "member",
       summary: "Cancel an active payment link; a paid, expired or cancelled one is a 409.", params: idParams,
-      prefer: true, errors: [409],
-      success: [
-        { status: 204, description: "Cancelled.", headers: ["ETag"] },
-        { status: 200, description: "Cancelled (Prefer: return=representation).", schema: paymentLink, headers: ["ETag"] },
-      ],
+      prefer: true, errors: [409], success: changedResponses(paymentLink, "Cancelled."),
     }, async ({ db, params, request }) => {
       const cancelled = await cancelPaymentLink(db, params.id);
-      if (!cancelled) throw notFound("payment link");
+      if (!cancelled) throw links.missing();
       return await written(request, cancelled);
     }),
   ];

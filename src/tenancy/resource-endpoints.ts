@@ -1,0 +1,121 @@
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+import type { DB } from "../db/database.ts";
+import type { Page } from "../db/pagination.ts";
+import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
+import {
+  conditionalUpdate,
+  deleted,
+  listResponse,
+  locationOf,
+  type Pagination,
+  representation,
+  written,
+} from "../http/respond.ts";
+import { idParams, listOf } from "../http/schemas.ts";
+import { notFound, tenantEndpoint } from "./endpoints.ts";
+import type { RequestScope } from "./request-scope.ts";
+
+type Db = Transaction<DB>;
+
+// What a route of a resource states itself; the rest follows from the resource.
+type RouteDoc = { summary: string; access: "member" | "manager"; errors?: number[] };
+
+export type Resource = {
+  tag: string;
+  // The path segment under /v1: "rate-plans".
+  collection: string;
+  // For operation ids: { one: "RatePlan", many: "RatePlans" }.
+  name: { one: string; many: string };
+  // For descriptions and the 404's detail: { one: "rate plan", many: "rate plans" }.
+  noun: { one: string; many: string };
+  schema: z.ZodType;
+};
+
+// A write that answers 204, or 200 with the resource under Prefer: return=representation.
+export function changedResponses(schema: z.ZodType, done = "Updated."): SuccessDoc[] {
+  return [
+    { status: 204, description: done, headers: ["ETag"] },
+    { status: 200, description: `${done.replace(/\.$/, "")} (Prefer: return=representation).`, schema, headers: ["ETag"] },
+  ];
+}
+
+// The list, create, read, update and delete routes of a tenant's resource: one shape
+// for every resource, so the handlers, the document and the errors cannot drift apart.
+export function resourceEndpoints(scope: RequestScope, resource: Resource) {
+  const { tag, collection, name, noun, schema } = resource;
+  const path = `/v1/${collection}`;
+  const missing = () => notFound(noun.one);
+
+  return {
+    missing,
+
+    list<Q extends z.ZodObject>(
+      doc: RouteDoc & { query: Q },
+      list: (db: Db, filter: z.output<Q>, page: Page) => Promise<{ data: unknown[]; pagination: Pagination }>,
+    ): Endpoint {
+      return tenantEndpoint(scope, {
+        method: "GET", path, operationId: `list${name.many}`, tag, ...doc,
+        success: [{ status: 200, description: `A page of ${noun.many}.`, schema: listOf(schema) }],
+      }, async ({ db, query }) => {
+        const filter = query as z.output<Q>;
+        const { data, pagination } = await list(db, filter, filter as Page);
+        return listResponse(data, pagination);
+      });
+    },
+
+    create<B extends z.ZodType>(
+      doc: RouteDoc & { body: B },
+      insert: (db: Db, input: z.output<B>) => Promise<{ id: string }>,
+    ): Endpoint {
+      return tenantEndpoint(scope, {
+        method: "POST", path, operationId: `create${name.one}`, tag, prefer: true, ...doc,
+        success: [{ status: 201, description: "Created.", schema, headers: ["Location", "ETag"] }],
+      }, async ({ db, body, request }) => {
+        const created = await insert(db, body as z.output<B>);
+        return await written(request, created, { created: { location: locationOf(request, `${collection}/${created.id}`) } });
+      });
+    },
+
+    get(doc: RouteDoc, find: (db: Db, id: string) => Promise<unknown>): Endpoint {
+      return tenantEndpoint(scope, {
+        method: "GET", path: `${path}/{id}`, operationId: `get${name.one}`, tag, params: idParams, ...doc,
+        success: [{ status: 200, description: `The ${noun.one}.`, schema, headers: ["ETag"] }],
+      }, async ({ db, params }) => {
+        const found = await find(db, params.id);
+        if (found === undefined) throw missing();
+        return await representation(found);
+      });
+    },
+
+    // If-Match is compared with the row read under lock; without it the PATCH is one UPDATE.
+    update<B extends z.ZodType>(
+      doc: RouteDoc & { body: B },
+      queries: {
+        find: (db: Db, id: string, options: { lock: boolean }) => Promise<unknown>;
+        update: (db: Db, id: string, input: z.output<B>) => Promise<unknown>;
+      },
+    ): Endpoint {
+      return tenantEndpoint(scope, {
+        method: "PATCH", path: `${path}/{id}`, operationId: `update${name.one}`, tag, params: idParams,
+        prefer: true, conditional: true, ...doc, success: changedResponses(schema),
+      }, ({ db, params, body, request }) =>
+        conditionalUpdate(request, {
+          lock: () => queries.find(db, params.id, { lock: true }),
+          update: () => queries.update(db, params.id, body as z.output<B>),
+          notFound: missing,
+        }));
+    },
+
+    remove(doc: RouteDoc, remove: (db: Db, id: string) => Promise<{ numDeletedRows: bigint }>): Endpoint {
+      return tenantEndpoint(scope, {
+        method: "DELETE", path: `${path}/{id}`, operationId: `delete${name.one}`, tag, params: idParams, ...doc,
+        success: [{ status: 204, description: "Deleted." }],
+      }, async ({ db, params }) => {
+        const result = await remove(db, params.id);
+        if (result.numDeletedRows === 0n) throw missing();
+        return deleted();
+      });
+    },
+  };
+}
