@@ -34,14 +34,14 @@ function schemaOf(schema: z.ZodType, io: "input" | "output", components: Compone
   return body;
 }
 
-function rewriteRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(rewriteRefs);
+// JSON Schema $refs moved from one home of the definitions to another: zod writes
+// #/$defs/, OpenAPI keeps them in #/components/schemas/.
+export function rewriteRefs(value: unknown, from = "#/$defs/", to = "#/components/schemas/"): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewriteRefs(item, from, to));
   if (value && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map(([key, field]) =>
-        key === "$ref" && typeof field === "string"
-          ? [key, field.replace("#/$defs/", "#/components/schemas/")]
-          : [key, rewriteRefs(field)]
+        key === "$ref" && typeof field === "string" ? [key, field.replace(from, to)] : [key, rewriteRefs(field, from, to)]
       ),
     );
   }

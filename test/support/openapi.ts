@@ -3,6 +3,7 @@
 // JSON body must match the documented schema (with components.schemas as $defs,
 // converted by zod 4's z.fromJSONSchema).
 import { z } from "zod";
+import { rewriteRefs } from "../../src/http/openapi.ts";
 import { stack } from "./stack.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -33,25 +34,11 @@ export function openApiDocument(): Promise<OpenApiDocument> {
   return documentPromise;
 }
 
-function rewriteRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(rewriteRefs);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, field]) =>
-        key === "$ref" && typeof field === "string"
-          ? [key, field.replace("#/components/schemas/", "#/$defs/")]
-          : [key, rewriteRefs(field)]
-      ),
-    );
-  }
-  return value;
-}
-
 // A documented schema as one self-contained JSON Schema, components as $defs.
 export function standaloneSchema(document: OpenApiDocument, schema: JsonSchema): JsonSchema {
   return {
-    ...(rewriteRefs(schema) as JsonSchema),
-    $defs: rewriteRefs(document.components.schemas) as Record<string, JsonSchema>,
+    ...(rewriteRefs(schema, "#/components/schemas/", "#/$defs/") as JsonSchema),
+    $defs: rewriteRefs(document.components.schemas, "#/components/schemas/", "#/$defs/") as Record<string, JsonSchema>,
   };
 }
 
