@@ -1,7 +1,7 @@
 -- Creating tenants, adding members by email, roles, and the owner rules.
 begin;
 \ir ../helpers/setup.psql
-select plan(36);
+select plan(37);
 
 select count(tests.create_user(name)) as users from unnest(array['gina', 'hal', 'ivy', 'joe']) as name \gset
 
@@ -29,10 +29,12 @@ select throws_ok('select public.add_tenant_member(''hal@tests.local'')', 'PT409'
 select tests.act_as('ivy', :'gamma');
 select throws_ok('select public.add_tenant_member(''joe@tests.local'')', '42501', 'only owners and admins add members',
   'staff cannot add members');
-select throws_ok(format('select public.change_tenant_member_role(%L, ''admin'')', tests.user_id('ivy')), 'PT404', null,
-  'staff cannot promote themselves');
-select throws_ok(format('select public.remove_tenant_member(%L)', tests.user_id('hal')), 'PT404', null,
-  'staff cannot remove other members');
+select throws_ok(format('select public.change_tenant_member_role(%L, ''admin'')', tests.user_id('ivy')), '42501',
+  'only owners and admins may change another member''s membership', 'staff cannot promote themselves');
+select throws_ok(format('select public.remove_tenant_member(%L)', tests.user_id('hal')), '42501',
+  'only owners and admins may remove another member''s membership', 'staff cannot remove other members');
+select throws_ok(format('select public.remove_tenant_member(%L)', gen_random_uuid()), 'PT404', null,
+  'removing someone who is not a member is a 404');
 select is((select count(*) from public.tenant_memberships), 3::bigint, 'staff see the tenant''s member list');
 
 -- Admins manage members but not owners.
