@@ -1,7 +1,7 @@
 -- The task lifecycle.
 begin;
 \ir ../helpers/setup.psql
-select plan(18);
+select plan(22);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -56,6 +56,21 @@ insert into public.properties (tenant_id, name, timezone, currency)
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 select throws_ok(format('insert into public.tasks (property_id, unit_id, type, title) values (%L, %L, ''cleaning'', ''x'')',
   :'other_property', tests.fx('units')), '23503', null, 'a task''s unit must be in the task''s property');
+
+-- A finished task lets go of a member who leaves, but a client cannot unassign it.
+select tests.act_as('Alpha_admin', tests.fx('tenants'));
+insert into public.tasks (property_id, unit_id, type, title, assignee_id)
+  values (tests.fx('properties'), tests.fx('units'), 'cleaning', 'Turn down 101', tests.fx('staff'))
+  returning id as assigned_task \gset
+update public.tasks set status = 'done' where id = :'assigned_task';
+select throws_ok(format('update public.tasks set assignee_id = null where id = %L', :'assigned_task'), 'PT409',
+  'a done task can no longer change', 'a client cannot unassign a finished task');
+select lives_ok($$select public.remove_tenant_member(tests.fx('staff'))$$,
+  'a member assigned to a finished task can be removed');
+select results_eq(format('select status, assignee_id from public.tasks where id = %L', :'assigned_task'),
+  format($$values ('done'::text, null::uuid)$$), 'the finished task stays done and loses its assignee');
+select throws_ok($$select public.remove_tenant_member(tests.fx('staff'))$$, 'PT404', null,
+  'removing someone who is no longer a member is a 404');
 
 select * from finish();
 rollback;
