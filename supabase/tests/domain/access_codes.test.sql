@@ -1,7 +1,7 @@
 -- Door codes: their default validity, uniqueness on a door, and revocation.
 begin;
 \ir ../helpers/setup.psql
-select plan(10);
+select plan(11);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -29,6 +29,8 @@ update public.access_codes set status = 'revoked' where id = tests.fx('access_co
 select isnt((select revoked_at from public.access_codes where id = tests.fx('access_codes')), null, 'revoking stamps revoked_at');
 select throws_ok(format('update public.access_codes set status = ''active'' where id = %L', tests.fx('access_codes')), 'PT409',
   'a revoked access code cannot change', 'a revoked code stays revoked');
+select throws_ok(format('update public.access_codes set status = ''revoked'' where id = %L', tests.fx('access_codes')), 'PT409',
+  'a revoked access code cannot change', 'revoking a revoked code again is refused');
 
 -- The stay ending locks the door.
 update public.reservations set status = 'cancelled' where id = :'other_stay';

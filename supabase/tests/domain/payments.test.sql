@@ -1,7 +1,7 @@
 -- Payments, payment links, and the reservation totals they drive.
 begin;
 \ir ../helpers/setup.psql
-select plan(23);
+select plan(24);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as fx_beta \gset
@@ -58,7 +58,7 @@ select is((select balance from public.reservations where id = tests.fx('reservat
 select throws_ok(format('insert into public.payments (reservation_id, payment_link_id, amount, source) values (%L, %L, 30000, ''payment_link'')',
   tests.fx('reservations'), :'link_id'), 'PT409', format('payment link %s is paid', :'link_id'), 'a paid link takes no second payment');
 select throws_ok(format('update public.payment_links set status = ''active'' where id = %L', :'link_id'), 'PT409',
-  'a paid payment link cannot become active', 'a paid link stays paid');
+  'a paid payment link can no longer change', 'a paid link stays paid');
 
 insert into public.payment_links (reservation_id, amount, expires_at) values (tests.fx('reservations'), 500, now() + interval '1 second')
   returning id as short_link \gset
@@ -73,6 +73,8 @@ select throws_ok(format('insert into public.payments (reservation_id, payment_li
 select throws_ok(format('update public.payment_links set amount = 1 where id = %L', :'short_link'), 'PT409', null,
   'a link''s amount cannot change');
 select lives_ok(format('update public.payment_links set status = ''cancelled'' where id = %L', :'short_link'), 'an active link can be cancelled');
+select throws_ok(format('update public.payment_links set status = ''cancelled'' where id = %L', :'short_link'), 'PT409',
+  'a cancelled payment link can no longer change', 'cancelling a cancelled link again is refused');
 select throws_ok(format('insert into public.payments (reservation_id, payment_link_id, amount, source) values (%L, %L, 500, ''manual'')',
   tests.fx('reservations'), tests.fx('payment_links')), '23514', null, 'a payment names a link only when it came through one');
 
