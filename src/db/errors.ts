@@ -24,9 +24,12 @@ const constraintMessages: Record<string, string> = {
   units_tenant_id_property_id_name_key: "The property already has a unit with this name.",
   reservations_tenant_source_external_reference_key: "A reservation with this source and external reference already exists.",
   properties_tenant_id_name_key: "A property with this name already exists.",
+  payments_tenant_id_reservation_id_currency_fkey: "The currency must be the reservation's currency.",
   // Table-level checks Postgres names by position.
   rate_plans_check: "maxStay must be at least minStay.",
   rate_plans_check1: "A non-refundable rate plan has no free cancellation hours.",
+  payment_links_check: "expiresAt must be later than now.",
+  access_codes_check: "validUntil must be after validFrom.",
 };
 
 function withHint(message: string, hint: string | undefined): string {
@@ -47,8 +50,8 @@ export function httpErrorFromDatabase(error: unknown): HttpError | null {
       return new HttpError("conflict", named ?? withHint(error.message, error.hint));
     case "23503": // a referenced row that does not exist (or is not this tenant's), or one still referenced
       return error.message.startsWith("update or delete on table")
-        ? new HttpError("conflict", "Other records still refer to this one; archive it instead.")
-        : new HttpError("unprocessable", referenceMessage(error));
+        ? new HttpError("conflict", stillReferencedMessage(error))
+        : new HttpError("unprocessable", named ?? referenceMessage(error));
     case "23514": // check constraints and the domain's own checks
     case "23502": // not null
     case "22001": // value too long
@@ -57,12 +60,21 @@ export function httpErrorFromDatabase(error: unknown): HttpError | null {
     case "22008": // datetime field overflow
     case "22P02": // invalid text representation
     case "22023": // invalid parameter value
+    case "22021": // a byte sequence the encoding refuses (U+0000 among them)
+    case "22P05": // a character the encoding cannot hold
       return new HttpError("unprocessable", named ?? checkMessage(error));
     case "42501": // row-level security or a permission rule
       return new HttpError("forbidden", withHint(error.message, error.hint));
     default:
       return null;
   }
+}
+
+// Postgres: update or delete on table "units" violates foreign key constraint "…" on table "reservations".
+function stillReferencedMessage(error: DatabaseError): string {
+  const referrer = /on table "([a-z_]+)"$/.exec(error.message)?.[1];
+  const what = referrer ? referrer.replace(/_/g, " ") : "other records";
+  return `It cannot be deleted while ${what} refer to it.`;
 }
 
 function referenceMessage(error: DatabaseError): string {

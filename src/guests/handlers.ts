@@ -18,7 +18,7 @@ export function guestEndpoints(scope: RequestScope): Endpoint[] {
     guests.get({ access: "member", summary: "Read a guest." }, findGuest),
     guests.update({ access: "member", summary: "Update a guest (contract route).", body: updateGuestBody, errors: [422] },
       { find: findGuest, update: updateGuest }),
-    guests.remove({ access: "manager", summary: "Erase a guest that no reservation refers to.", errors: [409] },
+    guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", errors: [409] },
       deleteGuest),
   ];
 }

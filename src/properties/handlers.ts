@@ -20,7 +20,7 @@ export function propertyEndpoints(scope: RequestScope): Endpoint[] {
       body: updatePropertyBody, errors: [409, 422],
     }, { find: findProperty, update: updateProperty }),
     properties.remove({
-      access: "manager", summary: "Delete a property that nothing refers to yet; otherwise archive it.", errors: [409],
+      access: "manager", summary: "Delete a property nothing refers to yet. While anything does, 409: archive it with PATCH instead.", errors: [409],
     }, deleteProperty),
   ];
 }

@@ -23,7 +23,7 @@ export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
       body: updateRatePlanBody, errors: [409, 422],
     }, { find: findRatePlan, update: updateRatePlan }),
     ratePlans.remove({
-      access: "manager", summary: "Delete a rate plan that no reservation uses; otherwise deactivate it.", errors: [409],
+      access: "manager", summary: "Delete a rate plan no reservation uses. While one does, 409: set it inactive with PATCH instead.", errors: [409],
     }, deleteRatePlan),
   ];
 }

@@ -20,7 +20,7 @@ export function unitEndpoints(scope: RequestScope): Endpoint[] {
       body: updateUnitBody, errors: [409, 422],
     }, { find: findUnit, update: updateUnit }),
     units.remove({
-      access: "manager", summary: "Delete a unit that nothing refers to yet; otherwise archive it.", errors: [409],
+      access: "manager", summary: "Delete a unit nothing refers to yet. While anything does, 409: archive it with PATCH instead.", errors: [409],
     }, deleteUnit),
   ];
 }
