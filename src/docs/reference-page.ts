@@ -1,5 +1,6 @@
 // A self-contained reference page: no CDN, no build step. It reads openapi.json next
-// to it and lists every operation by tag, with its parameters, body and responses.
+// to it and lists every operation by tag, with its parameters, body and responses,
+// then every named schema those refer to.
 export const referencePage = `<!doctype html>
 <html lang="en">
 <head>
@@ -39,7 +40,12 @@ const resolve = (doc, schema) => {
 };
 const show = (doc, schema) => el("pre", { textContent: JSON.stringify(resolve(doc, schema), null, 2) });
 
-fetch("openapi.json").then((r) => r.json()).then((doc) => {
+// Beside /v1/docs, however the page was addressed (/v1/docs/ included).
+const documentUrl = new URL(location.pathname.replace(/\\/docs\\/*$/, "/openapi.json"), location.href);
+fetch(documentUrl).then((r) => {
+  if (!r.ok) throw new Error(documentUrl.pathname + " answered " + r.status);
+  return r.json();
+}).then((doc) => {
   document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
   document.getElementById("description").textContent = doc.info.description;
   const byTag = new Map();
@@ -81,6 +87,10 @@ fetch("openapi.json").then((r) => r.json()).then((doc) => {
           el("span", { className: "path", textContent: path }), el("span", { textContent: op.summary })),
         body));
     }
+  }
+  main.append(el("h2", { textContent: "Schemas" }));
+  for (const [name, schema] of Object.entries(doc.components.schemas)) {
+    main.append(el("h3", { id: "schema-" + name, textContent: name }), show(doc, schema));
   }
 }).catch((error) => {
   document.getElementById("reference").textContent = "Could not load openapi.json: " + error;
