@@ -9,7 +9,8 @@ export const createAccessCodeBody = z.strictObject({
     .meta({ description: "Defaults to six random digits." }),
   validFrom: timestamp.optional().meta({ description: "Defaults to check-in time on arrival day, in the property's timezone." }),
   validUntil: timestamp.optional().meta({ description: "Defaults to check-out time on departure day." }),
-}).refine((body) => !body.validFrom || !body.validUntil || body.validUntil > body.validFrom, {
+  // Instants, not strings: the two may be written with different offsets.
+}).refine((body) => !body.validFrom || !body.validUntil || Date.parse(body.validUntil) > Date.parse(body.validFrom), {
   message: "validUntil must be after validFrom.",
   path: ["validUntil"],
 }).meta({ id: "AccessCodeCreate" });
