@@ -2,39 +2,38 @@ import type { Endpoint } from "../http/endpoint.ts";
 import { listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { findReservation } from "../reservations/queries.ts";
-import { notFound, tenantEndpoint } from "../tenancy/endpoints.ts";
+import { tenantEndpoint } from "../tenancy/endpoints.ts";
 import { changedResponses } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { findAccessCode, insertAccessCode, listAccessCodes, revokeAccessCode } from "./queries.ts";
 import { accessCode, accessCodeParams, createAccessCodeBody, listAccessCodesQuery } from "./schema.ts";
 
 const tag = "Access codes";
-const noReservation = () => notFound("reservation");
-const missing = () => notFound("access code");
 
 // Door codes live under their reservation: a code outlives nothing but its stay.
 export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
   return [
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/reservations/{id}/access-codes", operationId: "listAccessCodes", tag,
-      access: "member", summary: "A reservation's door codes, oldest first.", params: idParams, query: listAccessCodesQuery,
+      access: "member", summary: "A reservation's door codes, oldest first.", params: idParams, resource: "reservation",
+      query: listAccessCodesQuery,
       success: [{ status: 200, description: "A page of access codes.", schema: listOf(accessCode) }],
-    }, async ({ db, params, query }) => {
-      if (!await findReservation(db, params.id)) throw noReservation();
+    }, async ({ db, params, query, missing }) => {
+      if (!await findReservation(db, params.id)) throw missing();
       const { data, pagination } = await listAccessCodes(db, params.id, query);
       return listResponse(data, pagination);
     }),
 
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/access-codes", operationId: "createAccessCode", tag,
-      access: "member", params: idParams, body: createAccessCodeBody, prefer: true, errors: [409, 422],
+      access: "member", params: idParams, resource: "reservation", body: createAccessCodeBody, prefer: true, errors: [409, 422],
       summary: "Issue a door code for the stay; by default six random digits valid from check-in to check-out.",
       success: [{
         status: 201, description: "Created; the body only with Prefer: return=representation.", schema: accessCode,
         headers: ["Location", "ETag"],
       }],
-    }, async ({ db, params, body, request }) => {
-      if (!await findReservation(db, params.id)) throw noReservation();
+    }, async ({ db, params, body, request, missing }) => {
+      if (!await findReservation(db, params.id)) throw missing();
       const row = await insertAccessCode(db, params.id, body);
       return await written(request, row, {
         created: { location: locationOf(request, `reservations/${params.id}/access-codes/${row.id}`) },
@@ -43,9 +42,9 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/reservations/{id}/access-codes/{codeId}", operationId: "getAccessCode",
-      tag, access: "member", summary: "Read one door code.", params: accessCodeParams,
+      tag, access: "member", summary: "Read one door code.", params: accessCodeParams, resource: "access code",
       success: [{ status: 200, description: "The access code.", schema: accessCode, headers: ["ETag"] }],
-    }, async ({ db, params }) => {
+    }, async ({ db, params, missing }) => {
       const found = await findAccessCode(db, params.id, params.codeId);
       if (!found) throw missing();
       return await representation(found);
@@ -53,9 +52,9 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/access-codes/{codeId}/revoke", operationId: "revokeAccessCode",
-      tag, access: "member", summary: "Revoke a door code at once.", params: accessCodeParams,
+      tag, access: "member", summary: "Revoke a door code at once.", params: accessCodeParams, resource: "access code",
       prefer: true, errors: [409], success: changedResponses(accessCode, "Done."),
-    }, async ({ db, params, request }) => {
+    }, async ({ db, params, request, missing }) => {
       const revoked = await revokeAccessCode(db, params.id, params.codeId);
       if (!revoked) throw missing();
       return await written(request, revoked);

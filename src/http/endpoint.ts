@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fieldErrors, readJson } from "./json.ts";
+import { fieldErrors, readJson, refuseNul } from "./json.ts";
 import { HttpError } from "./problem.ts";
 import type { Handler, Params } from "./router.ts";
 
@@ -29,6 +29,8 @@ export type EndpointDoc = {
   // Tenant routes read the tenant from x-tenant-id, except /v1/tenants/{id}/..., which name it in the path.
   tenantFrom?: "header" | "path";
   params?: z.ZodObject;
+  // What the path names, for the 404 when it names nothing the caller can see.
+  resource?: string;
   query?: z.ZodObject;
   body?: z.ZodType;
   success: SuccessDoc[];
@@ -48,17 +50,21 @@ export type ParsedInput<P, Q, B> = { params: Input<P>; query: Input<Q>; body: In
 
 // A path that names nothing this caller can see is a 404, however it is malformed:
 // a bad id and another tenant's id must be indistinguishable.
-export function parseParams<P extends z.ZodObject | undefined>(schema: P, params: Params): Input<P> {
+export function parseParams<P extends z.ZodObject | undefined>(schema: P, params: Params, resource?: string): Input<P> {
   if (!schema) return undefined as Input<P>;
   const parsed = schema.safeParse(params);
-  if (!parsed.success) throw new HttpError("not-found", "No such resource.");
+  if (!parsed.success) throw notFound(resource);
   return parsed.data as Input<P>;
+}
+
+export function notFound(resource = "resource"): HttpError {
+  return new HttpError("not-found", `No such ${resource}.`);
 }
 
 export function parseQuery<Q extends z.ZodObject | undefined>(schema: Q, request: Request): Input<Q> {
   const url = new URL(request.url);
   if (!schema) {
-    if ([...url.searchParams.keys()].length > 0) {
+    if (url.searchParams.size > 0) {
       throw new HttpError("validation", "This route takes no query parameters.");
     }
     return undefined as Input<Q>;
@@ -72,9 +78,10 @@ export function parseQuery<Q extends z.ZodObject | undefined>(schema: Q, request
     }
     values[key] = value;
   }
+  refuseNul(values, "The query parameters");
   const parsed = schema.safeParse(values);
   if (!parsed.success) {
-    throw new HttpError("validation", "The query parameters are invalid.", { errors: fieldErrors(parsed.error) });
+    throw new HttpError("validation", "The query parameters are invalid.", { errors: fieldErrors(parsed.error, "(query)") });
   }
   return parsed.data as Input<Q>;
 }
@@ -85,12 +92,12 @@ export async function parseBody<B extends z.ZodType | undefined>(schema: B, requ
 }
 
 export async function parseInput<P extends z.ZodObject | undefined, Q extends z.ZodObject | undefined, B extends z.ZodType | undefined>(
-  doc: { params?: P; query?: Q; body?: B },
+  doc: { params?: P; query?: Q; body?: B; resource?: string },
   request: Request,
   params: Params,
 ): Promise<ParsedInput<P, Q, B>> {
   return {
-    params: parseParams(doc.params as P, params),
+    params: parseParams(doc.params as P, params, doc.resource),
     query: parseQuery(doc.query as Q, request),
     body: await parseBody(doc.body as B, request),
   };

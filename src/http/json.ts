@@ -45,11 +45,47 @@ function tooLarge(): HttpError {
   return new HttpError("payload-too-large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
 }
 
-export function fieldErrors(error: z.ZodError): { path: string; message: string }[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(body)",
-    message: issue.message,
-  }));
+export type FieldError = { path: string; message: string };
+
+// One error per field; an unknown key is named as the field it would be.
+export function fieldErrors(error: z.ZodError, root = "(body)"): FieldError[] {
+  return error.issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "Unknown field." }));
+    }
+    return [{ path: at.join(".") || root, message: issue.message }];
+  });
+}
+
+// Postgres text cannot hold U+0000, so no field of this API can: refused here, by
+// name, rather than by the database as a fault.
+export function refuseNul(value: unknown, what: string): void {
+  const found = nulPath(value, []);
+  if (found !== null) {
+    throw new HttpError("validation", `${what} contain the NUL character (U+0000), which no field accepts.`, {
+      errors: [{ path: found.join(".") || "(body)", message: "Contains U+0000." }],
+    });
+  }
+}
+
+function nulPath(value: unknown, at: string[]): string[] | null {
+  if (typeof value === "string") return value.includes("\0") ? at : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = nulPath(item, [...at, String(index)]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes("\0")) return [...at, key];
+      const found = nulPath(item, [...at, key]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 // Reads a JSON body and validates it; every way it can be wrong is a 4xx problem.
@@ -73,6 +109,7 @@ export async function readJson<Schema extends z.ZodType>(
       throw new HttpError("malformed-json", "The request body is not valid JSON.");
     }
   }
+  refuseNul(value, "The request body's values");
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw new HttpError("validation", "The request body does not match the expected shape.", {

@@ -34,6 +34,8 @@ export function listOf<T extends z.ZodType>(item: T) {
 export function patchOf<T extends z.ZodRawShape>(shape: T) {
   return z.strictObject(shape).partial().refine((body) => Object.keys(body).length > 0, {
     message: "Give at least one field to change.",
+    // A body of unknown fields is wrong for that reason alone.
+    when: (payload) => payload.issues.length === 0,
   });
 }
 

@@ -4,7 +4,7 @@ import { HttpError } from "../http/problem.ts";
 import { locationOf, written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { findReservation } from "../reservations/queries.ts";
-import { notFound, tenantEndpoint } from "../tenancy/endpoints.ts";
+import { tenantEndpoint } from "../tenancy/endpoints.ts";
 import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import {
@@ -19,7 +19,6 @@ import {
 import { createPaymentLinkBody, listPaymentLinksQuery, listPaymentsQuery, payment, paymentLink, recordPaymentBody } from "./schema.ts";
 
 const tag = "Payments";
-const noReservation = () => notFound("reservation");
 
 function created(schema: z.ZodType): SuccessDoc[] {
   return [{ status: 201, description: "Created; the body only with Prefer: return=representation.", schema, headers: ["Location", "ETag"] }];
@@ -45,9 +44,10 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/payments", operationId: "recordPayment", tag,
       access: "member", summary: "Record a payment received for a reservation; its balance follows.",
-      params: idParams, body: recordPaymentBody, prefer: true, errors: [409, 422], success: created(payment),
-    }, async ({ db, params, body, request }) => {
-      if (!await findReservation(db, params.id)) throw noReservation();
+      params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, errors: [409, 422],
+      success: created(payment),
+    }, async ({ db, params, body, request, missing }) => {
+      if (!await findReservation(db, params.id)) throw missing();
       const row = await insertPayment(db, params.id, body, "manual");
       return await written(request, row, { created: { location: locationOf(request, `payments/${row.id}`) } });
     }),
@@ -61,10 +61,11 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
       access: "member", summary: "Create a payment link for a reservation (contract route); it asks for the balance by default.",
-      params: idParams, body: createPaymentLinkBody, prefer: true, errors: [409, 422], success: created(paymentLink),
-    }, async ({ db, params, body, request }) => {
+      params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, errors: [409, 422],
+      success: created(paymentLink),
+    }, async ({ db, params, body, request, missing }) => {
       const stay = await findReservation(db, params.id);
-      if (!stay) throw noReservation();
+      if (!stay) throw missing();
       const amount = body.amount ?? stay.balance ?? 0;
       if (amount <= 0) throw new HttpError("conflict", "The reservation owes nothing; give an amount to ask for.");
       const link = await insertPaymentLink(db, params.id, amount, body);
@@ -74,10 +75,10 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/payment-links/{id}/cancel", operationId: "cancelPaymentLink", tag, access: "member",
       summary: "Cancel an active payment link; a paid, expired or cancelled one is a 409.", params: idParams,
-      prefer: true, errors: [409], success: changedResponses(paymentLink, "Cancelled."),
-    }, async ({ db, params, request }) => {
+      resource: "payment link", prefer: true, errors: [409], success: changedResponses(paymentLink, "Cancelled."),
+    }, async ({ db, params, request, missing }) => {
       const cancelled = await cancelPaymentLink(db, params.id);
-      if (!cancelled) throw links.missing();
+      if (!cancelled) throw missing();
       return await written(request, cancelled);
     }),
   ];

@@ -1,4 +1,7 @@
+import type { Transaction } from "kysely";
+import type { DB } from "../db/database.ts";
 import type { Endpoint } from "../http/endpoint.ts";
+import { HttpError } from "../http/problem.ts";
 import { written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { tenantEndpoint } from "../tenancy/endpoints.ts";
@@ -31,6 +34,14 @@ const actions: { path: string; operationId: string; status: ReservationStatus; s
   { path: "no-show", operationId: "markNoShow", status: "no_show", summary: "Mark a confirmed reservation as a no-show; its nights are freed." },
 ];
 
+// An action that moved nothing: the reservation is not there, or it already has
+// that status, which is a refusal like any step the lifecycle does not allow.
+async function alreadyThere(db: Transaction<DB>, id: string, status: ReservationStatus, missing: () => HttpError) {
+  const current = await findReservation(db, id);
+  if (!current) return missing();
+  return new HttpError("conflict", `The reservation is already ${status}.`);
+}
+
 export function reservationEndpoints(scope: RequestScope): Endpoint[] {
   const reservations = resourceEndpoints(scope, {
     tag, collection: "reservations", schema: reservation,
@@ -61,10 +72,10 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
       tenantEndpoint(scope, {
         method: "POST", path: `/v1/reservations/{id}/${action.path}`, operationId: action.operationId, tag,
         access: "member", summary: `${action.summary} 409 names the current status when the lifecycle does not allow it.`,
-        params: idParams, prefer: true, errors: [409, 422], success: done,
-      }, async ({ db, params, request }) => {
+        params: idParams, resource: "reservation", prefer: true, errors: [409, 422], success: done,
+      }, async ({ db, params, request, missing }) => {
         const moved = await moveReservation(db, params.id, action.status);
-        if (!moved) throw reservations.missing();
+        if (!moved) throw await alreadyThere(db, params.id, action.status, missing);
         return await written(request, moved);
       })
     ),
@@ -72,10 +83,10 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/cancel", operationId: "cancelReservation", tag, access: "member",
       summary: "Cancel a pending or confirmed reservation, with an optional reason; its nights are freed.",
-      params: idParams, body: cancelReservationBody, prefer: true, errors: [409], success: done,
-    }, async ({ db, params, body, request }) => {
+      params: idParams, resource: "reservation", body: cancelReservationBody, prefer: true, errors: [409], success: done,
+    }, async ({ db, params, body, request, missing }) => {
       const moved = await moveReservation(db, params.id, "cancelled", body.reason ? { cancellation_reason: body.reason } : {});
-      if (!moved) throw reservations.missing();
+      if (!moved) throw await alreadyThere(db, params.id, "cancelled", missing);
       return await written(request, moved);
     }),
   ];

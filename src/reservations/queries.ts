@@ -49,14 +49,15 @@ export function updateReservation(db: Transaction<DB>, id: string, input: z.outp
 }
 
 // The lifecycle lives in the reservation trigger; a refused step comes back as PT409.
+// A step to the status the reservation already has changes nothing and returns nothing.
 export function moveReservation(
   db: Transaction<DB>,
   id: string,
   status: ReservationStatus,
   extra: { cancellation_reason?: string } = {},
 ) {
-  return db.updateTable("reservations").set({ status, ...extra }).where("id", "=", id).returning(columns)
-    .executeTakeFirst();
+  return db.updateTable("reservations").set({ status, ...extra }).where("id", "=", id)
+    .where("status", "<>", status).returning(columns).executeTakeFirst();
 }
 
 export function deleteReservation(db: Transaction<DB>, id: string) {

@@ -28,13 +28,13 @@ export function taskEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tasks/{id}/status", operationId: "changeTaskStatus", tag: "Tasks", access: "member",
       summary: "Move a task through its lifecycle (contract route): open ↔ in_progress, then done or cancelled.",
-      params: idParams, body: changeTaskStatusBody, prefer: true, conditional: true, errors: [409],
+      params: idParams, resource: "task", body: changeTaskStatusBody, prefer: true, conditional: true, errors: [409],
       success: changedResponses(task),
-    }, ({ db, params, body, request }) =>
+    }, ({ db, params, body, request, missing }) =>
       conditionalUpdate(request, {
         lock: () => findTask(db, params.id, { lock: true }),
         update: () => updateTask(db, params.id, { status: body.status }),
-        notFound: tasks.missing,
+        notFound: missing,
       })),
 
     tasks.remove({ access: "manager", summary: "Delete a task." }, deleteTask),

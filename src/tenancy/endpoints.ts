@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Docs, type Endpoint, type ParsedInput, parseInput } from "../http/endpoint.ts";
+import { type Docs, type Endpoint, notFound, type ParsedInput, parseInput } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
 import type { RequestScope, Session, TenantSession } from "./request-scope.ts";
 
@@ -23,7 +23,8 @@ function headerTenant(request: Request): string {
 }
 
 export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
-export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request };
+// `missing` is the 404 of this route, the same whether the path was malformed, unknown or another tenant's.
+export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request; missing: () => HttpError };
 
 // A route for any signed-in user, outside any tenant (their tenant list, creating one).
 export function sessionEndpoint<
@@ -55,28 +56,26 @@ export function tenantEndpoint<
   work: (context: TenantContext<P, Q, B>) => Promise<Response>,
 ): Endpoint {
   const fromPath = doc.tenantFrom === "path";
+  if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
+  const missing = () => notFound(doc.resource);
   return {
     ...doc,
     handle: async (request, params) => {
       const credentials = await scope.authenticate(request);
       const named = fromPath ? params.tenantId : headerTenant(request);
+      if (named === undefined || !uuid.safeParse(named).success) throw notFound("tenant");
       const input = await parseInput(doc, request, params);
-      if (named === undefined || !uuid.safeParse(named).success) throw notFound();
       const tenantId = named.toLowerCase();
       return await scope.run(credentials, tenantId, (session, role) => {
         if (role === null) {
           // Naming a tenant in the path is asking whether it exists; the header is not.
-          throw fromPath ? notFound() : new HttpError("forbidden", "You are not a member of this tenant.");
+          throw fromPath ? notFound("tenant") : new HttpError("forbidden", "You are not a member of this tenant.");
         }
         if (doc.access === "manager" && role === "staff") {
           throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
         }
-        return work({ ...session, tenantId, role, ...input, request });
+        return work({ ...session, tenantId, role, ...input, request, missing });
       });
     },
   };
-}
-
-export function notFound(what = "resource"): HttpError {
-  return new HttpError("not-found", `No such ${what}.`);
 }

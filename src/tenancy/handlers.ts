@@ -2,7 +2,7 @@ import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
 import { conditionalUpdate, deleted, listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
-import { notFound, sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
+import { sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
 import {
   addMember,
   changeMemberRole,
@@ -30,8 +30,6 @@ import {
 } from "./schema.ts";
 
 const tag = "Tenants";
-const missingTenant = () => notFound("tenant");
-const missingMember = () => notFound("member");
 
 export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
   return [
@@ -58,43 +56,43 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/tenants/{tenantId}", operationId: "getTenant", tag, access: "member", tenantFrom: "path",
-      summary: "Read a tenant and its settings.", params: tenantParams,
+      summary: "Read a tenant and its settings.", params: tenantParams, resource: "tenant",
       success: [{ status: 200, description: "The tenant.", schema: tenant, headers: ["ETag"] }],
-    }, async ({ db, tenantId }) => {
+    }, async ({ db, tenantId, missing }) => {
       const found = await findTenant(db, tenantId);
-      if (!found) throw missingTenant();
+      if (!found) throw missing();
       return await representation(found);
     }),
 
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tenants/{tenantId}", operationId: "updateTenant", tag, access: "manager",
-      tenantFrom: "path", summary: "Change a tenant's name or settings.", params: tenantParams,
+      tenantFrom: "path", summary: "Change a tenant's name or settings.", params: tenantParams, resource: "tenant",
       body: updateTenantBody, prefer: true, conditional: true, errors: [422],
       success: [
         { status: 204, description: "Updated.", headers: ["ETag"] },
         { status: 200, description: "Updated (Prefer: return=representation).", schema: tenant, headers: ["ETag"] },
       ],
-    }, ({ db, tenantId, body, request }) =>
+    }, ({ db, tenantId, body, request, missing }) =>
       conditionalUpdate(request, {
         lock: () => findTenant(db, tenantId, { lock: true }),
         update: () => updateTenant(db, tenantId, body),
-        notFound: missingTenant,
+        notFound: missing,
       })),
 
     tenantEndpoint(scope, {
       method: "DELETE", path: "/v1/tenants/{tenantId}", operationId: "deleteTenant", tag, access: "manager",
-      tenantFrom: "path", summary: "Delete a tenant and everything in it. Owners only.", params: tenantParams,
+      tenantFrom: "path", summary: "Delete a tenant and everything in it. Owners only.", params: tenantParams, resource: "tenant",
       success: [{ status: 204, description: "Deleted." }],
-    }, async ({ db, tenantId, role }) => {
+    }, async ({ db, tenantId, role, missing }) => {
       if (role !== "owner") throw new HttpError("forbidden", "Only an owner may delete the tenant.");
       const result = await deleteTenant(db, tenantId);
-      if (result.numDeletedRows === 0n) throw missingTenant();
+      if (result.numDeletedRows === 0n) throw missing();
       return deleted();
     }),
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/tenants/{tenantId}/members", operationId: "listMembers", tag, access: "member",
-      tenantFrom: "path", summary: "The tenant's members, by email.", params: tenantParams, query: pageOnly,
+      tenantFrom: "path", summary: "The tenant's members, by email.", params: tenantParams, resource: "tenant", query: pageOnly,
       success: [{ status: 200, description: "A page of members.", schema: listOf(member) }],
     }, async ({ db, query }) => {
       const { data, pagination } = await listMembers(db, query);
@@ -104,7 +102,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/tenants/{tenantId}/members", operationId: "addMember", tag, access: "manager",
       tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
-      params: tenantParams, body: addMemberBody, prefer: true, errors: [409],
+      params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, errors: [409],
       success: [{ status: 201, description: "Added.", schema: member, headers: ["Location", "ETag"] }],
     }, async ({ db, body, request, tenantId }) => {
       const userId = await addMember(db, body.email, body.role);
@@ -117,33 +115,33 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "getMember", tag, access: "member",
-      tenantFrom: "path", summary: "Read one member.", params: memberParams,
+      tenantFrom: "path", summary: "Read one member.", params: memberParams, resource: "member",
       success: [{ status: 200, description: "The member.", schema: member, headers: ["ETag"] }],
-    }, async ({ db, params }) => {
+    }, async ({ db, params, missing }) => {
       const found = await findMember(db, params.userId);
-      if (!found) throw missingMember();
+      if (!found) throw missing();
       return await representation(found);
     }),
 
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "changeMemberRole", tag,
-      access: "manager", tenantFrom: "path", params: memberParams, body: changeMemberBody, prefer: true,
+      access: "manager", tenantFrom: "path", params: memberParams, resource: "member", body: changeMemberBody, prefer: true,
       summary: "Change a member's role. Only owners grant or revoke owner; a tenant keeps one owner.",
       errors: [409],
       success: [
         { status: 204, description: "Changed.", headers: ["ETag"] },
         { status: 200, description: "Changed (Prefer: return=representation).", schema: member, headers: ["ETag"] },
       ],
-    }, async ({ db, params, body, request }) => {
+    }, async ({ db, params, body, request, missing }) => {
       await changeMemberRole(db, params.userId, body.role);
       const changed = await findMember(db, params.userId);
-      if (!changed) throw missingMember();
+      if (!changed) throw missing();
       return await written(request, changed);
     }),
 
     tenantEndpoint(scope, {
       method: "DELETE", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "removeMember", tag,
-      access: "member", tenantFrom: "path", params: memberParams, errors: [409],
+      access: "member", tenantFrom: "path", params: memberParams, resource: "member", errors: [409],
       summary: "Remove a member (managers), or leave the tenant (anyone, their own membership).",
       success: [{ status: 204, description: "Removed." }],
     }, async ({ db, params }) => {

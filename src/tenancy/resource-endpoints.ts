@@ -13,7 +13,7 @@ import {
   written,
 } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
-import { notFound, tenantEndpoint } from "./endpoints.ts";
+import { tenantEndpoint } from "./endpoints.ts";
 import type { RequestScope } from "./request-scope.ts";
 
 type Db = Transaction<DB>;
@@ -42,13 +42,11 @@ export function changedResponses(schema: z.ZodType, done = "Updated."): SuccessD
 
 // The list, create, read, update and delete routes of a tenant's resource: one shape
 // for every resource, so the handlers, the document and the errors cannot drift apart.
-export function resourceEndpoints(scope: RequestScope, resource: Resource) {
-  const { tag, collection, name, noun, schema } = resource;
+export function resourceEndpoints(scope: RequestScope, { tag, collection, name, noun, schema }: Resource) {
   const path = `/v1/${collection}`;
-  const missing = () => notFound(noun.one);
+  const resource = noun.one;
 
   return {
-    missing,
 
     list<Q extends z.ZodObject>(
       doc: RouteDoc & { query: Q },
@@ -79,9 +77,9 @@ export function resourceEndpoints(scope: RequestScope, resource: Resource) {
 
     get(doc: RouteDoc, find: (db: Db, id: string) => Promise<unknown>): Endpoint {
       return tenantEndpoint(scope, {
-        method: "GET", path: `${path}/{id}`, operationId: `get${name.one}`, tag, params: idParams, ...doc,
+        method: "GET", path: `${path}/{id}`, operationId: `get${name.one}`, tag, params: idParams, resource, ...doc,
         success: [{ status: 200, description: `The ${noun.one}.`, schema, headers: ["ETag"] }],
-      }, async ({ db, params }) => {
+      }, async ({ db, params, missing }) => {
         const found = await find(db, params.id);
         if (found === undefined) throw missing();
         return await representation(found);
@@ -97,9 +95,9 @@ export function resourceEndpoints(scope: RequestScope, resource: Resource) {
       },
     ): Endpoint {
       return tenantEndpoint(scope, {
-        method: "PATCH", path: `${path}/{id}`, operationId: `update${name.one}`, tag, params: idParams,
+        method: "PATCH", path: `${path}/{id}`, operationId: `update${name.one}`, tag, params: idParams, resource,
         prefer: true, conditional: true, ...doc, success: changedResponses(schema),
-      }, ({ db, params, body, request }) =>
+      }, ({ db, params, body, request, missing }) =>
         conditionalUpdate(request, {
           lock: () => queries.find(db, params.id, { lock: true }),
           update: () => queries.update(db, params.id, body as z.output<B>),
@@ -109,9 +107,9 @@ export function resourceEndpoints(scope: RequestScope, resource: Resource) {
 
     remove(doc: RouteDoc, remove: (db: Db, id: string) => Promise<{ numDeletedRows: bigint }>): Endpoint {
       return tenantEndpoint(scope, {
-        method: "DELETE", path: `${path}/{id}`, operationId: `delete${name.one}`, tag, params: idParams, ...doc,
+        method: "DELETE", path: `${path}/{id}`, operationId: `delete${name.one}`, tag, params: idParams, resource, ...doc,
         success: [{ status: 204, description: "Deleted." }],
-      }, async ({ db, params }) => {
+      }, async ({ db, params, missing }) => {
         const result = await remove(db, params.id);
         if (result.numDeletedRows === 0n) throw missing();
         return deleted();
