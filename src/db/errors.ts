@@ -70,11 +70,20 @@ export function httpErrorFromDatabase(error: unknown): HttpError | null {
   }
 }
 
+// What to do instead of deleting a row that others still refer to, by its table.
+const insteadOfDeleting: Record<string, string> = {
+  properties: "Archive it instead (status archived).",
+  units: "Archive it instead (status archived).",
+  rate_plans: "Set it inactive instead (active false).",
+  reservations: "Cancel it instead.",
+};
+
 // Postgres: update or delete on table "units" violates foreign key constraint "…" on table "reservations".
 function stillReferencedMessage(error: DatabaseError): string {
-  const referrer = /on table "([a-z_]+)"$/.exec(error.message)?.[1];
+  const [, table, referrer] = /^update or delete on table "([a-z_]+)" .* on table "([a-z_]+)"$/.exec(error.message) ?? [];
   const what = referrer ? referrer.replace(/_/g, " ") : "other records";
-  return `It cannot be deleted while ${what} refer to it.`;
+  const advice = table ? insteadOfDeleting[table] : undefined;
+  return `It cannot be deleted while ${what} refer to it.${advice ? ` ${advice}` : ""}`;
 }
 
 function referenceMessage(error: DatabaseError): string {

@@ -52,7 +52,8 @@ export function fieldErrors(error: z.ZodError, root = "(body)"): FieldError[] {
   return error.issues.flatMap((issue) => {
     const at = issue.path.map(String);
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "Unknown field." }));
+      const kind = root === "(query)" ? "query parameter" : "field";
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: `Unknown ${kind} ${key}.` }));
     }
     return [{ path: at.join(".") || root, message: issue.message }];
   });

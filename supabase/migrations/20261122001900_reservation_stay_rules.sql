@@ -100,7 +100,7 @@ begin
       raise exception 'rate plan % is not active', plan.code using errcode = '23514';
     end if;
     if new.currency is distinct from plan.currency and new.currency is not null then
-      raise exception 'rate plan % is priced in %, not %', plan.code, plan.currency, new.currency using errcode = '23514';
+      raise exception 'rate plan % is priced in currency %, not %', plan.code, plan.currency, new.currency using errcode = '23514';
     end if;
     if nights < plan.min_stay or nights > coalesce(plan.max_stay, nights) then
       raise exception 'rate plan % takes stays of % to % nights, not %',

@@ -1,7 +1,7 @@
 -- The reservation lifecycle and the rules of a stay, as a staff member sees them.
 begin;
 \ir ../helpers/setup.psql
-select plan(59);
+select plan(63);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -119,7 +119,7 @@ select throws_ok(format('insert into public.reservations (property_id, guest_id,
   tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), '23514', 'rate plan BAR takes stays of 2 to 7 nights, not 1',
   'a stay shorter than the rate plan''s minimum is refused');
 select throws_ok(format('insert into public.reservations (property_id, guest_id, rate_plan_id, check_in, check_out, currency) values (%L, %L, %L, ''2035-04-01'', ''2035-04-04'', ''USD'')',
-  tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), '23503', null,
+  tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), '23514', 'rate plan BAR is priced in currency EUR, not USD',
   'a reservation on a rate plan is in the rate plan''s currency');
 insert into public.reservations (property_id, guest_id, check_in, check_out)
 values (tests.fx('properties'), tests.fx('guests'), '2035-05-01', '2035-05-02') returning id as plain_id, currency as plain_currency \gset
@@ -143,6 +143,18 @@ set local session_replication_role = origin;
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 update public.reservations set notes = 'Late arrival' where id = :'plain_id';
 select is((select updated_at from public.reservations where id = :'plain_id'), now(), 'an update stamps updated_at');
+
+-- The stay's own rules come first, in words, with or without a rate plan.
+select throws_ok(format('update public.reservations set check_out = check_in - 1 where id = %L', :'plain_id'), '23514',
+  null, 'check-out before check-in is refused before the stay range is built');
+select throws_ok(format('update public.reservations set check_out = check_in + 366 where id = %L', :'plain_id'), '23514',
+  'a stay is at most 365 nights, not 366', 'a stay is at most 365 nights');
+update public.reservations set unit_id = tests.fx('unit2'), status = 'confirmed' where id = :'plain_id';
+update public.reservations set status = 'checked_in' where id = :'plain_id';
+select throws_ok(format('update public.reservations set check_in = check_in - 1 where id = %L', :'plain_id'), 'PT409',
+  'a checked_in reservation cannot move its arrival date', 'a guest who has arrived keeps the arrival date');
+select lives_ok(format('update public.reservations set check_out = check_out + 1 where id = %L', :'plain_id'),
+  'a guest who has arrived may stay longer');
 
 select * from finish();
 rollback;
