@@ -6,6 +6,23 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
+# The API reference page (GET /v1/docs) is checked in headless Chromium from
+# Debian's packages (test/docs). Only the tests need it, so it is installed here.
+if ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "the tests need Debian's chromium package: run npm test once as root, or: sudo apt-get install -y chromium"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  echo "installing chromium (for the reference page test)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
+    ! command -v chromium >/dev/null; then
+    echo "could not install Debian's chromium package"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+fi
+
 if ! bash scripts/stack.sh up; then
   echo "the local stack did not come up"
   echo "0 passed, 1 failed"
