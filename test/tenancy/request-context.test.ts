@@ -1,0 +1,420 @@
+// Who may call what, driven by the served OpenAPI document over every operation: the
+// token (401), the tenant header (400, and 403 to a non-member), the tenant in the path
+// (404 to a non-member, like an unknown tenant) and the staff role (403 on every
+// "manager" operation, never on a "member" one). Every response is checked against the
+// contract, and a refused request leaves the tenant byte-identical. An operation with a
+// request body and no entry in `bodies`, or a new kind of access, fails the test.
+import assert from "node:assert/strict";
+import type postgres from "postgres";
+import { signHs256 } from "../../local/jwt.ts";
+import {
+  addMember,
+  call,
+  type Client,
+  expectProblem,
+  expectStatus,
+  type Fixture,
+  type TenantFixture,
+  unique,
+  withFixture,
+} from "../support/api.ts";
+import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "../support/domain.ts";
+import { openApiDocument } from "../support/openapi.ts";
+import { endSession, type TestUser } from "../support/session.ts";
+import type { Problem } from "../support/stack.ts";
+
+type Access = "public" | "session" | "member" | "manager";
+type Operation = {
+  operationId: string;
+  requestBody?: unknown;
+  parameters?: { $ref?: string; name?: string; in?: string }[];
+  "x-access": Access;
+};
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+// Where the tenant comes from: none (session), the x-tenant-id header, or the path.
+type Scope = "public" | "session" | "header" | "path";
+type Probe = { method: string; template: string; operation: Operation; access: Access; scope: Scope };
+
+const ACCESS: readonly Access[] = ["public", "session", "member", "manager"];
+
+async function operations(): Promise<Probe[]> {
+  const document = await openApiDocument() as unknown as Document;
+  const probes: Probe[] = [];
+  for (const [template, byMethod] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(byMethod)) {
+      const access = operation["x-access"];
+      assert.ok(ACCESS.includes(access), `${method} ${template}: unknown x-access ${access}: teach this test about it`);
+      const scope: Scope = access === "public" || access === "session"
+        ? access
+        : template.startsWith("/v1/tenants/{tenantId}")
+        ? "path"
+        : "header";
+      const parameters = operation.parameters ?? [];
+      const takesHeader = parameters.some((parameter) => parameter.$ref === "#/components/parameters/TenantId");
+      assert.equal(takesHeader, scope === "header", `${method} ${template}: the document's x-tenant-id parameter`);
+      probes.push({ method: method.toUpperCase(), template, operation, access, scope });
+    }
+  }
+  return probes;
+}
+
+// The fixtures of tenant A the path templates are filled with.
+type Ids = {
+  tenantId: string;
+  userId: string;
+  codeId: string;
+  byCollection: Record<string, string>;
+};
+
+function fill(template: string, ids: Ids): string {
+  const path = template
+    .replace(/\/([a-z-]+)\/\{id\}/, (_, collection: string) => {
+      const id = ids.byCollection[collection];
+      assert.ok(id, `no fixture for /${collection}/{id}: add one to this test`);
+      return `/${collection}/${id}`;
+    })
+    .replace("{tenantId}", ids.tenantId)
+    .replace("{userId}", ids.userId)
+    .replace("{codeId}", ids.codeId)
+    .replace(/^\/v1/, "");
+  assert.ok(!path.includes("{"), `${template}: a path parameter this test does not fill: add it`);
+  return path;
+}
+
+// A valid body per operation, so that no answer below can be a 400 about the body.
+function bodiesFor(f: { propertyId: string; unitId: string; guestId: string; ratePlanId: string; email: string }) {
+  const bodies: Record<string, unknown> = {
+    createTenant: { name: unique("Never created") },
+    updateTenant: { name: "Renamed by a probe" },
+    addMember: { email: f.email, role: "staff" },
+    changeMemberRole: { role: "admin" },
+    createProperty: { name: "Probe House", timezone: "Europe/Lisbon", currency: "EUR" },
+    updateProperty: { city: "Elsewhere" },
+    createUnit: { propertyId: f.propertyId, name: "Probe room", type: "room", capacity: 2 },
+    updateUnit: { name: "Moved" },
+    createRatePlan: { propertyId: f.propertyId, name: "Probe", code: "PROBE", currency: "EUR", nightlyPrice: 5000 },
+    updateRatePlan: { name: "Cheaper" },
+    createGuest: { firstName: "Pro", lastName: "Be", email: "probe@guest.example" },
+    updateGuest: { notes: "changed by a probe" },
+    createReservation: {
+      propertyId: f.propertyId, unitId: f.unitId, guestId: f.guestId, ratePlanId: f.ratePlanId,
+      checkIn: "2027-09-01", checkOut: "2027-09-03",
+    },
+    updateReservation: { notes: "changed by a probe" },
+    cancelReservation: { reason: "the guest called" },
+    recordPayment: { amount: 100, method: "cash" },
+    createPaymentLink: {},
+    createAccessCode: {},
+    createTask: { propertyId: f.propertyId, unitId: f.unitId, type: "maintenance", title: "Probe task" },
+    updateTask: { title: "changed by a probe" },
+    changeTaskStatus: { status: "in_progress" },
+  };
+  return bodies;
+}
+
+function bodyOf(bodies: Record<string, unknown>, probe: Probe): unknown {
+  const { operationId, requestBody } = probe.operation;
+  if (requestBody === undefined) return undefined;
+  assert.ok(operationId in bodies, `no body for ${operationId}: add one to this test`);
+  return bodies[operationId];
+}
+
+async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
+  const tables = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
+    "payments", "payment_links", "tasks", "access_codes"];
+  const parts: string[] = [];
+  for (const table of tables) {
+    const column = table === "tenants" ? "id" : "tenant_id";
+    const [row] = await sql`
+      select coalesce(string_agg(t::text, '|' order by t::text), '') as rows
+      from ${sql("public")}.${sql(table)} t where ${sql(column)} = ${tenantId}`;
+    parts.push(`${table}:${row!.rows}`);
+  }
+  return parts.join("\n");
+}
+
+type World = {
+  a: TenantFixture & { ownerClient: Client };
+  outsider: TestUser; // the owner of tenant B, a member of no tenant A
+  staff: TestUser;
+  ids: Ids;
+  bodies: Record<string, unknown>;
+  probes: Probe[];
+};
+
+// Tenant A with one of everything (created by its owner), a staff member of A, and the
+// owner of tenant B.
+async function world(fixture: Fixture): Promise<World> {
+  const a = await fixture.tenant("target");
+  const b = await fixture.tenant("outsider");
+  const owner = a.ownerClient;
+  const staff = await fixture.user("staff");
+  await addMember(owner, staff, "staff");
+
+  const made = async (path: string, template: string, body: unknown) => {
+    const response = await owner.post(path, body, { prefer: "return=representation" });
+    return (await expectStatus<{ id: string }>("POST", template, response, 201)).id;
+  };
+  const property = await createProperty(owner);
+  const unit = await createUnit(owner, property.id, { type: "room" });
+  const ratePlan = await createRatePlan(owner, property.id, { nightlyPrice: 9000 });
+  const guest = await createGuest(owner);
+  const reservation = await createReservation(owner, { propertyId: property.id, guestId: guest.id }, {
+    unitId: unit.id, ratePlanId: ratePlan.id, checkIn: "2027-03-01", checkOut: "2027-03-03", status: "confirmed",
+  });
+  const payment = await made(`/reservations/${reservation.id}/payments`, "/v1/reservations/{id}/payments", {
+    amount: 1000, method: "card",
+  });
+  const paymentLink = await made(`/reservations/${reservation.id}/payment-link`, "/v1/reservations/{id}/payment-link", {});
+  const accessCode = await made(`/reservations/${reservation.id}/access-codes`, "/v1/reservations/{id}/access-codes", {});
+  const task = await made("/tasks", "/v1/tasks", {
+    propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
+  });
+
+  return {
+    a,
+    outsider: b.owner,
+    staff,
+    ids: {
+      tenantId: a.tenantId,
+      userId: a.owner.id,
+      codeId: accessCode,
+      byCollection: {
+        properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
+        reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
+      },
+    },
+    bodies: bodiesFor({
+      propertyId: property.id, unitId: unit.id, guestId: guest.id, ratePlanId: ratePlan.id, email: b.owner.email,
+    }),
+    probes: await operations(),
+  };
+}
+
+function countBy(probes: Probe[], key: (probe: Probe) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const probe of probes) counts[key(probe)] = (counts[key(probe)] ?? 0) + 1;
+  return counts;
+}
+
+Deno.test("the document's operations: each kind of access and tenant scope is there, so the sweeps below check something", async () => {
+  const probes = await operations();
+  const byAccess = countBy(probes, (probe) => probe.access);
+  const byScope = countBy(probes, (probe) => probe.scope);
+  assert.ok(probes.length >= 65, `only ${probes.length} operations`);
+  assert.ok((byAccess.public ?? 0) >= 6, JSON.stringify(byAccess));
+  assert.ok((byAccess.session ?? 0) >= 4, JSON.stringify(byAccess));
+  assert.ok((byAccess.member ?? 0) >= 39, JSON.stringify(byAccess));
+  assert.ok((byAccess.manager ?? 0) >= 16, JSON.stringify(byAccess));
+  assert.ok((byScope.header ?? 0) >= 47, JSON.stringify(byScope));
+  assert.ok((byScope.path ?? 0) >= 8, JSON.stringify(byScope));
+  // Both roles on both scopes, so neither filter can be empty by mistake.
+  const byBoth = countBy(probes, (probe) => `${probe.scope}/${probe.access}`);
+  for (const pair of ["header/member", "header/manager", "path/member", "path/manager"]) {
+    assert.ok((byBoth[pair] ?? 0) >= 3, `${pair}: ${JSON.stringify(byBoth)}`);
+  }
+});
+
+Deno.test("every non-public operation answers 401 with WWW-Authenticate: no token, an ended session, a malformed or forged token; nothing changes", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    // A manager of A: with a live session every one of these requests would be allowed.
+    const ended = await fixture.user("ended");
+    await addMember(w.a.ownerClient, ended, "admin");
+    await endSession(sql, ended);
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const forged = await signHs256({
+      sub: w.a.owner.id, session_id: w.a.owner.sessionId, role: "authenticated", aud: "authenticated",
+      email: w.a.owner.email, aal: "aal1", iat: issuedAt, exp: issuedAt + 3600,
+    }, "not-the-stack-secret-not-the-stack-secret");
+    const tokens: Record<string, string | undefined> = {
+      "no Authorization header": undefined,
+      "an ended session": ended.token,
+      "a malformed token": "not-a-token",
+      "a token signed with another secret": forged,
+    };
+
+    const before = await tenantSnapshot(sql, w.a.tenantId);
+    const checked = { session: 0, member: 0, manager: 0 };
+    for (const probe of w.probes) {
+      if (probe.access === "public") continue;
+      const path = fill(probe.template, w.ids);
+      const body = bodyOf(w.bodies, probe);
+      const tenantId = probe.scope === "header" ? w.a.tenantId : undefined;
+      for (const [label, token] of Object.entries(tokens)) {
+        const response = await call(probe.method, path, { token, tenantId, body });
+        const where = `${probe.method} ${probe.template} with ${label}`;
+        const problem = await expectProblem(probe.method, probe.template, response, 401, "unauthorized").catch((error) => {
+          throw new Error(`${where}: ${error.message}`);
+        });
+        assert.equal(problem.title, "Unauthorized", where);
+        assert.match(response.headers.get("www-authenticate") ?? "", /^Bearer\b/, `${where}: WWW-Authenticate`);
+      }
+      checked[probe.access]++;
+    }
+    assert.equal(await tenantSnapshot(sql, w.a.tenantId), before, "tenant A changed");
+    const [created] = await sql`select count(*)::int as n from public.tenants where name = ${
+      (w.bodies.createTenant as { name: string }).name
+    }`;
+    assert.equal(created!.n, 0, "a tenant was created without a valid token");
+    assert.ok(checked.session >= 4 && checked.member >= 39 && checked.manager >= 16, JSON.stringify(checked));
+  }));
+
+Deno.test("every header-tenant operation: 400 without or with a malformed x-tenant-id, 403 to a non-member (as to an unknown tenant); nothing changes", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    const owner = w.a.owner;
+    const before = await tenantSnapshot(sql, w.a.tenantId);
+    const checked = { member: 0, manager: 0 };
+    for (const probe of w.probes) {
+      if (probe.scope !== "header") continue;
+      const { method, template } = probe;
+      const path = fill(template, w.ids);
+      const body = bodyOf(w.bodies, probe);
+
+      // The owner of A, who may do all of this once the header names the tenant.
+      for (const [label, tenantId] of [["no x-tenant-id", undefined], ["x-tenant-id: not-a-uuid", "not-a-uuid"],
+        ["x-tenant-id: <uuid>x", `${w.a.tenantId}x`]] as const) {
+        const response = await call(method, path, { token: owner.token, tenantId, body });
+        const problem = await expectProblem(method, template, response, 400, "validation");
+        assert.deepEqual(problem.errors?.map((error) => error.path), ["x-tenant-id"], `${method} ${template} with ${label}`);
+      }
+
+      // A user of another tenant naming A: refused before any query, with the body a
+      // tenant nobody has gets, so the answer says nothing about A.
+      const named = await call(method, path, { token: w.outsider.token, tenantId: w.a.tenantId, body });
+      const forbidden = await expectProblem(method, template, named, 403, "forbidden");
+      const unknown = await call(method, path, { token: w.outsider.token, tenantId: crypto.randomUUID(), body });
+      assert.deepEqual(
+        await expectProblem(method, template, unknown, 403, "forbidden"),
+        forbidden,
+        `${method} ${template}: A and a tenant nobody has answer differently`,
+      );
+      checked[probe.access as "member" | "manager"]++;
+    }
+    assert.equal(await tenantSnapshot(sql, w.a.tenantId), before, "tenant A changed");
+    assert.ok(checked.member >= 35 && checked.manager >= 12, JSON.stringify(checked));
+  }));
+
+Deno.test("every /v1/tenants/{tenantId}/... operation answers a non-member 404, the body an unknown tenant gets; nothing changes", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    const before = await tenantSnapshot(sql, w.a.tenantId);
+    const checked = { member: 0, manager: 0 };
+    for (const probe of w.probes) {
+      if (probe.scope !== "path") continue;
+      const { method, template } = probe;
+      const body = bodyOf(w.bodies, probe);
+      const named = await call(method, fill(template, w.ids), { token: w.outsider.token, body });
+      const problem: Problem = await expectProblem(method, template, named, 404, "not-found");
+
+      const nobodys = fill(template, { ...w.ids, tenantId: crypto.randomUUID() });
+      const unknown = await call(method, nobodys, { token: w.outsider.token, body });
+      assert.deepEqual(
+        await expectProblem(method, template, unknown, 404, "not-found"),
+        problem,
+        `${method} ${template}: A and a tenant nobody has answer differently`,
+      );
+      checked[probe.access as "member" | "manager"]++;
+    }
+    assert.equal(await tenantSnapshot(sql, w.a.tenantId), before, "tenant A changed");
+    assert.ok(checked.member >= 4 && checked.manager >= 4, JSON.stringify(checked));
+  }));
+
+Deno.test("a staff member gets 403 on every manager operation, and the tenant is unchanged", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    // {userId} is the staff member: changeMemberRole is then staff promoting themselves.
+    const ids = { ...w.ids, userId: w.staff.id };
+    const before = await tenantSnapshot(sql, w.a.tenantId);
+    const checked = { header: 0, path: 0 };
+    for (const probe of w.probes) {
+      if (probe.access !== "manager") continue;
+      const { method, template } = probe;
+      const response = await call(method, fill(template, ids), {
+        token: w.staff.token,
+        tenantId: probe.scope === "header" ? w.a.tenantId : undefined,
+        body: bodyOf(w.bodies, probe),
+      });
+      await expectProblem(method, template, response, 403, "forbidden");
+      checked[probe.scope as "header" | "path"]++;
+    }
+    assert.equal(await tenantSnapshot(sql, w.a.tenantId), before, "tenant A changed");
+    const [role] = await sql`
+      select role::text from public.tenant_memberships where tenant_id = ${w.a.tenantId} and user_id = ${w.staff.id}`;
+    assert.equal(role!.role, "staff");
+    assert.ok(checked.header >= 12 && checked.path >= 4, JSON.stringify(checked));
+  }));
+
+Deno.test("a staff member is never refused a member operation: each one, given a fixture it may act on, succeeds", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    const owner = w.a.ownerClient;
+    const { properties: propertyId, units: unitId, guests: guestId, "rate-plans": ratePlanId } = w.ids.byCollection;
+
+    // Each lifecycle step gets a reservation in the status it starts from, so the
+    // steps do not use up each other's fixture (nor the one the other operations use).
+    const stay = async (checkIn: string, checkOut: string, status: "pending" | "confirmed") =>
+      (await createReservation(owner, { propertyId: propertyId!, guestId: guestId! }, {
+        unitId, ratePlanId, checkIn, checkOut, status,
+      })).id;
+    const checkedIn = await stay("2027-04-09", "2027-04-11", "confirmed");
+    await expectStatus("POST", "/v1/reservations/{id}/check-in", await owner.post(`/reservations/${checkedIn}/check-in`), 204);
+    const reservationFor: Record<string, string> = {
+      confirmReservation: await stay("2027-04-01", "2027-04-03", "pending"),
+      checkInReservation: await stay("2027-04-05", "2027-04-07", "confirmed"),
+      checkOutReservation: checkedIn,
+      markNoShow: await stay("2027-04-13", "2027-04-15", "confirmed"),
+      cancelReservation: await stay("2027-04-17", "2027-04-19", "confirmed"),
+    };
+    // Leaving the tenant is the staff member's own removeMember: another staff member
+    // does it, so the one probing everything else stays a member.
+    const leaver = await fixture.user("leaver");
+    await addMember(owner, leaver, "staff");
+
+    const checked = { header: 0, path: 0 };
+    for (const probe of w.probes) {
+      if (probe.access !== "member") continue;
+      const { method, template, operation } = probe;
+      const actor = operation.operationId === "removeMember" ? leaver : w.staff;
+      const reservation = reservationFor[operation.operationId];
+      const ids: Ids = {
+        ...w.ids,
+        userId: operation.operationId === "removeMember" ? leaver.id : w.ids.userId,
+        byCollection: reservation ? { ...w.ids.byCollection, reservations: reservation } : w.ids.byCollection,
+      };
+      const response = await call(method, fill(template, ids), {
+        token: actor.token,
+        tenantId: probe.scope === "header" ? w.a.tenantId : undefined,
+        body: bodyOf(w.bodies, probe),
+      });
+      const where = `${method} ${template} as staff -> ${response.status}`;
+      const body = await expectStatus(method, template, response, response.status);
+      assert.ok(![401, 403].includes(response.status), `${where}: refused: ${JSON.stringify(body)}`);
+      assert.ok(response.status >= 200 && response.status < 300, `${where}: ${JSON.stringify(body)}`);
+      checked[probe.scope as "header" | "path"]++;
+    }
+    assert.ok(checked.header >= 35 && checked.path >= 4, JSON.stringify(checked));
+
+    // The steps took effect as the staff member asked.
+    const statuses = await sql`
+      select id::text, status::text from public.reservations where id = any(${Object.values(reservationFor)}::uuid[])`;
+    assert.deepEqual(
+      Object.fromEntries(statuses.map((row) => [row.id, row.status])),
+      {
+        [reservationFor.confirmReservation!]: "confirmed",
+        [reservationFor.checkInReservation!]: "checked_in",
+        [reservationFor.checkOutReservation!]: "checked_out",
+        [reservationFor.markNoShow!]: "no_show",
+        [reservationFor.cancelReservation!]: "cancelled",
+      },
+    );
+    const left = await sql`select 1 from public.tenant_memberships where tenant_id = ${w.a.tenantId} and user_id = ${leaver.id}`;
+    assert.equal(left.length, 0, "the leaver is still a member");
+  }));
