@@ -50,7 +50,7 @@ Deno.test("invalid fields are a 400 listing each field", async () => {
   const problem = await readProblem(response);
   assert.equal(problem.type, "urn:pms:problem:validation");
   const paths = (problem.errors ?? []).map((error) => error.path).sort();
-  assert.deepEqual(paths, ["(body)", "email", "password"]);
+  assert.deepEqual(paths, ["email", "password", "role"]);
 });
 
 Deno.test("a missing body where one is required is a 400, not a crash", async () => {

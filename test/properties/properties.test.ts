@@ -122,8 +122,8 @@ Deno.test("POST /v1/properties: 400 for missing, unknown or invalid fields", () 
       [{ name: valid.name, timezone: valid.timezone }, "currency"],
       [{ ...valid, currency: "eur" }, "currency"],
       [{ ...valid, name: "  " }, "name"],
-      [{ ...valid, stars: 5 }, "(body)"],
-      [{ ...valid, status: "archived" }, "(body)"],
+      [{ ...valid, stars: 5 }, "stars"],
+      [{ ...valid, status: "archived" }, "status"],
       [{ ...valid, checkInTime: "25:00" }, "checkInTime"],
       [{ ...valid, countryCode: "pt" }, "countryCode"],
       [{ ...valid, phone: "912345678" }, "phone"],
@@ -372,7 +372,7 @@ Deno.test("DELETE /v1/properties/{id}: 204, then 404; 409 while a unit refers to
     const used = await createProperty(t.ownerClient);
     await addUnit(sql, t.tenantId, used.id);
     const refused = await t.ownerClient.delete(`/properties/${used.id}`);
-    assert.match((await expectProblem("DELETE", PROPERTY, refused, 409, "conflict")).detail, /archive/);
+    assert.match((await expectProblem("DELETE", PROPERTY, refused, 409, "conflict")).detail, /units refer to it\. Archive it/);
     await expectStatus("GET", PROPERTY, await t.ownerClient.get(`/properties/${used.id}`), 200);
 
     await expectProblem("DELETE", PROPERTY, await t.ownerClient.delete(`/properties/${UNKNOWN_ID}`), 404, "not-found");

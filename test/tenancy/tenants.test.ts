@@ -88,7 +88,7 @@ Deno.test("POST /v1/tenants: 400 for a missing, blank, unknown or invalid field,
     const cases: [unknown, string][] = [
       [{}, "name"],
       [{ name: "   " }, "name"],
-      [{ name: "Acme", plan: "gold" }, "(body)"],
+      [{ name: "Acme", plan: "gold" }, "plan"],
       [{ name: "Acme", senderEmail: "not-an-email" }, "senderEmail"],
       [{ name: "Acme", paymentPageBaseUrl: "ftp://pay.example/" }, "paymentPageBaseUrl"],
       [{ name: "x".repeat(201) }, "name"],
@@ -507,7 +507,7 @@ Deno.test("role matrix: PATCH members — admins change staff and admins but not
 
 // ---------------------------------------------------------------- DELETE members
 
-Deno.test("role matrix: DELETE members — managers remove, anyone leaves, staff cannot remove others (404)", () =>
+Deno.test("role matrix: DELETE members — managers remove, anyone leaves, staff cannot remove others (403)", () =>
   withFixture(async ({ user, tenant }) => {
     const t = await tenant("remove");
     const admin = await user("admin");
@@ -519,7 +519,8 @@ Deno.test("role matrix: DELETE members — managers remove, anyone leaves, staff
     }
     const memberPath = (id: string) => `/tenants/${t.tenantId}/members/${id}`;
 
-    await expectProblem("DELETE", MEMBER, await client(staff).delete(memberPath(other.id)), 404, "not-found");
+    const refused = await expectProblem("DELETE", MEMBER, await client(staff).delete(memberPath(other.id)), 403, "forbidden");
+    assert.match(refused.detail, /owners and admins/);
     await expectStatus("DELETE", MEMBER, await client(admin).delete(memberPath(other.id)), 204);
     await expectStatus("DELETE", MEMBER, await client(leaver).delete(memberPath(leaver.id)), 204);
     await expectStatus("DELETE", MEMBER, await t.ownerClient.delete(memberPath(staff.id)), 204);
