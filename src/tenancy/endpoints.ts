@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Docs, type Endpoint, notFound, type ParsedInput, parseInput } from "../http/endpoint.ts";
+import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
 import type { RequestScope, Session, TenantSession } from "./request-scope.ts";
 
@@ -64,7 +64,8 @@ export function tenantEndpoint<
       const credentials = await scope.authenticate(request);
       const named = fromPath ? params.tenantId : headerTenant(request);
       if (named === undefined || !uuid.safeParse(named).success) throw notFound("tenant");
-      const input = await parseInput(doc, request, params);
+      const query = parseQuery(doc.query as Q, request);
+      const body = await parseBody(doc.body as B, request);
       const tenantId = named.toLowerCase();
       return await scope.run(credentials, tenantId, (session, role) => {
         if (role === null) {
@@ -74,7 +75,10 @@ export function tenantEndpoint<
         if (doc.access === "manager" && role === "staff") {
           throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
         }
-        return work({ ...session, tenantId, role, ...input, request, missing });
+        // After the tenant: a malformed id must answer as an unknown one does, and
+        // for a caller outside the tenant that is the tenant's answer.
+        const parsedParams = parseParams(doc.params as P, params, doc.resource);
+        return work({ ...session, tenantId, role, params: parsedParams, query, body, request, missing });
       });
     },
   };

@@ -1,6 +1,7 @@
 // Every route that takes an id, driven by the served OpenAPI document: a member of
-// tenant B naming tenant A's ids gets the 404 an unknown id gets, and A's data is
-// byte-identical afterwards. A new id route without an entry below fails the test.
+// tenant B naming tenant A's ids gets the 404 an unknown id gets, and so does a
+// malformed id; A's data is byte-identical afterwards. A new id route without an
+// entry below fails the test.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { call, representation, withFixture } from "../support/api.ts";
@@ -104,6 +105,15 @@ Deno.test("tenant B's member gets 404 for each of tenant A's ids, on every id ro
         });
         assert.equal(unknown.status, 404);
         assert.deepEqual(await unknown.json(), problem, `${upper} ${template}: another tenant's id and an unknown id differ`);
+
+        // The last id malformed answers the same again.
+        const ids = path.match(UUID) ?? [];
+        const last = ids[ids.length - 1]!;
+        const at = path.lastIndexOf(last);
+        const malformedPath = `${path.slice(0, at)}not-a-uuid${path.slice(at + last.length)}`;
+        const malformed = await call(upper, malformedPath, { token: b.owner.token, tenantId: b.tenantId, body });
+        assert.equal(malformed.status, 404, `${upper} ${malformedPath}`);
+        assert.deepEqual(await malformed.json(), problem, `${upper} ${template}: a malformed id and an unknown id differ`);
         checked++;
       }
     }
