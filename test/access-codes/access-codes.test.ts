@@ -8,14 +8,21 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
+  readOne,
   representation,
   resolveLocation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
-import { createGuest, createProperty, createReservation, createStay, type Page, type Reservation } from "../support/domain.ts";
+import { createGuest, createProperty, createReservation, createStay, instant, type Reservation } from "../support/domain.ts";
 
 const CODES = "/v1/reservations/{id}/access-codes";
 const CODE = "/v1/reservations/{id}/access-codes/{codeId}";
@@ -34,26 +41,14 @@ type AccessCode = {
   updatedAt: string;
 };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
-
-function instant(timestamp: string): string {
-  return new Date(timestamp).toISOString();
-}
-
 async function createCode(api: Client, reservationId: string, body: Record<string, unknown> = {}): Promise<AccessCode> {
   const response = await api.post(`/reservations/${reservationId}/access-codes`, body, representation);
   return await expectStatus<AccessCode>("POST", CODES, response, 201);
 }
 
-async function readCode(api: Client, reservationId: string, id: string): Promise<AccessCode> {
-  return await expectStatus<AccessCode>("GET", CODE, await api.get(`/reservations/${reservationId}/access-codes/${id}`), 200);
-}
-
-async function listCodes(api: Client, reservationId: string, query = ""): Promise<Page<AccessCode>> {
-  const response = await api.get(`/reservations/${reservationId}/access-codes${query}`);
-  return await expectStatus<Page<AccessCode>>("GET", CODES, response, 200);
-}
+const readCode = async (api: Client, reservationId: string, codeId: string) =>
+  (await readOne<AccessCode>(api, CODE, { id: reservationId, codeId })).body;
+const listCodes = (api: Client, reservationId: string, query = "") => listPage<AccessCode>(api, CODES, query, { id: reservationId });
 
 // A stay at a property without a unit (a code needs none), on the given nights.
 async function stayAt(api: Client, propertyId: string, checkIn: string, checkOut: string): Promise<Reservation> {
@@ -105,11 +100,9 @@ Deno.test("POST /v1/reservations/{id}/access-codes with return=representation: 2
     );
     assert.equal(code.createdAt, code.updatedAt);
 
-    const location = resolveLocation(path, response);
+    const { location, body } = await readBack(t.ownerClient, path, response, CODE);
     assert.equal(location, `/reservations/${reservation.id}/access-codes/${code.id}`);
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", CODE, read, 200), code);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"));
+    assert.deepEqual(body, code);
   }));
 
 Deno.test("POST /v1/reservations/{id}/access-codes without Prefer: 201 with Location and ETag; New York's own check-in and check-out times", () =>
@@ -125,12 +118,9 @@ Deno.test("POST /v1/reservations/{id}/access-codes without Prefer: 201 with Loca
     const reservation = await stayAt(t.ownerClient, property.id, "2027-03-12", "2027-03-16");
     const path = `/reservations/${reservation.id}/access-codes`;
     const response = await t.ownerClient.post(path, {});
-    const { etag } = await expectMinimal("POST", CODES, response, 201);
-    const location = resolveLocation(path, response);
+    await expectMinimal("POST", CODES, response, 201);
+    const { location, body: code } = await readBack<AccessCode>(t.ownerClient, path, response, CODE);
     assert.match(location, new RegExp(`^/reservations/${reservation.id}/access-codes/[0-9a-f-]{36}$`));
-    const read = await t.ownerClient.get(location);
-    const code = await expectStatus<AccessCode>("GET", CODE, read, 200);
-    assert.equal(read.headers.get("etag"), etag);
     assert.match(code.code, /^[0-9]{6}$/);
     assert.deepEqual(
       [code.propertyId, instant(code.validFrom), instant(code.validUntil), code.status, code.revokedAt],
@@ -180,8 +170,7 @@ Deno.test("POST /v1/reservations/{id}/access-codes: 400 for validUntil not after
       [{ propertyId: reservation.propertyId }, "propertyId"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("POST", CODES, await t.ownerClient.post(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", CODES, await t.ownerClient.post(path, body), field, JSON.stringify(body));
     }
     await expectProblem("POST", CODES, await t.ownerClient.post(path), 400, "validation");
     assert.equal((await listCodes(t.ownerClient, reservation.id)).pagination.total, 0);
@@ -301,11 +290,10 @@ Deno.test("access codes follow the stay: a checked-in stay gets one; checking ou
 // ---------------------------------------------------------------- GET /v1/reservations/{id}/access-codes
 
 Deno.test("GET /v1/reservations/{id}/access-codes: the reservation's codes oldest first, paged; 404 for another's reservation; 400 for a bad query", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("codes");
     const other = await tenant("codes-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const { reservation, property } = await createStay(t.ownerClient);
     const c1 = await createCode(t.ownerClient, reservation.id, { code: "111111" });
     const c2 = await createCode(t.ownerClient, reservation.id, { code: "222222" });
@@ -314,11 +302,8 @@ Deno.test("GET /v1/reservations/{id}/access-codes: the reservation's codes oldes
     const theirs = await createCode(t.ownerClient, neighbour.id, { code: "444444" });
 
     const api = client(staff, t.tenantId);
-    const all = await listCodes(api, reservation.id);
-    assert.deepEqual(all, { data: [c1, c2, c3], pagination: { limit: 20, offset: 0, total: 3 } });
-    const page = await listCodes(api, reservation.id, "?limit=2&offset=1");
-    assert.deepEqual(page, { data: [c2, c3], pagination: { limit: 2, offset: 1, total: 3 } });
-    assert.deepEqual(await listCodes(api, reservation.id, "?offset=3"), { data: [], pagination: { limit: 20, offset: 3, total: 3 } });
+    const all = await expectPaging((query) => listCodes(api, reservation.id, query), [c1.id, c2.id, c3.id], ["?limit=2&offset=1", "?offset=3"]);
+    assert.deepEqual(all.data, [c1, c2, c3]);
     assert.deepEqual((await listCodes(api, neighbour.id)).data, [theirs]);
 
     for (const query of ["limit=0", "limit=101", "offset=-1", "status=active", "code=111111"]) {
@@ -333,11 +318,10 @@ Deno.test("GET /v1/reservations/{id}/access-codes: the reservation's codes oldes
 // ---------------------------------------------------------------- GET /v1/reservations/{id}/access-codes/{codeId}
 
 Deno.test("GET /v1/reservations/{id}/access-codes/{codeId}: 200 with the ETag the write gave; 404 under another reservation or tenant", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("code-get-a");
     const b = await tenant("code-get-b");
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
     const { reservation, property } = await createStay(a.ownerClient);
     const written = await a.ownerClient.post(`/reservations/${reservation.id}/access-codes`, {}, representation);
@@ -438,12 +422,10 @@ Deno.test("POST /v1/reservations/{id}/access-codes/{codeId}/revoke: 404 under an
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: access codes — owner, admin and staff each issue a code and revoke it", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("code-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const { reservation } = await createStay(t.ownerClient);
     const path = `/reservations/${reservation.id}/access-codes`;
 

@@ -8,20 +8,26 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
+  readOne,
   representation,
   resolveLocation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
-import { createGuest, createProperty, createReservation, createStay, type Page, type Reservation } from "../support/domain.ts";
+import { createGuest, createProperty, createReservation, createStay, instant, readReservation } from "../support/domain.ts";
 
 const CREATE = "/v1/reservations/{id}/payment-link";
 const LINKS = "/v1/payment-links";
 const LINK = "/v1/payment-links/{id}";
 const CANCEL = "/v1/payment-links/{id}/cancel";
-const RESERVATION = "/v1/reservations/{id}";
 const TENANT = "/v1/tenants/{tenantId}";
 
 type PaymentLink = {
@@ -39,31 +45,16 @@ type PaymentLink = {
   updatedAt: string;
 };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
 const SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000;
 const TOKEN = "[A-Za-z0-9_-]{32}";
-
-function instant(timestamp: string): string {
-  return new Date(timestamp).toISOString();
-}
-
-async function readReservation(api: Client, id: string): Promise<Reservation> {
-  return await expectStatus<Reservation>("GET", RESERVATION, await api.get(`/reservations/${id}`), 200);
-}
 
 async function createLink(api: Client, reservationId: string, body: Record<string, unknown> = {}): Promise<PaymentLink> {
   const response = await api.post(`/reservations/${reservationId}/payment-link`, body, representation);
   return await expectStatus<PaymentLink>("POST", CREATE, response, 201);
 }
 
-async function readLink(api: Client, id: string): Promise<PaymentLink> {
-  return await expectStatus<PaymentLink>("GET", LINK, await api.get(`/payment-links/${id}`), 200);
-}
-
-async function listLinks(api: Client, query = ""): Promise<Page<PaymentLink>> {
-  return await expectStatus<Page<PaymentLink>>("GET", LINKS, await api.get(`/payment-links${query}`), 200);
-}
+const readLink = async (api: Client, id: string) => (await readOne<PaymentLink>(api, LINK, { id })).body;
+const listLinks = (api: Client, query = "") => listPage<PaymentLink>(api, LINKS, query);
 
 async function pay(api: Client, reservationId: string, amount: number): Promise<void> {
   const response = await api.post(`/reservations/${reservationId}/payments`, { amount });
@@ -91,16 +82,13 @@ Deno.test("POST /v1/reservations/{id}/payment-link without Prefer: 201 with Loca
     const { reservation } = await createStay(t.ownerClient);
     await pay(t.ownerClient, reservation.id, 10000);
     const before = await readReservation(t.ownerClient, reservation.id);
-    assert.equal(before.balance, 26000);
+    assert.equal(before.body.balance, 26000);
 
     const path = `/reservations/${reservation.id}/payment-link`;
     const response = await t.ownerClient.post(path, {});
-    const { etag } = await expectMinimal("POST", CREATE, response, 201);
-    const location = resolveLocation(path, response);
+    await expectMinimal("POST", CREATE, response, 201);
+    const { location, body: link } = await readBack<PaymentLink>(t.ownerClient, path, response, LINK);
     assert.match(location, /^\/payment-links\/[0-9a-f-]{36}$/);
-    const read = await t.ownerClient.get(location);
-    const link = await expectStatus<PaymentLink>("GET", LINK, read, 200);
-    assert.equal(read.headers.get("etag"), etag);
     assert.deepEqual(
       { ...link, id: undefined, expiresAt: undefined, createdAt: undefined, updatedAt: undefined },
       {
@@ -157,11 +145,9 @@ Deno.test("POST /v1/reservations/{id}/payment-link with return=representation: 2
         updatedAt: undefined,
       },
     );
-    const location = resolveLocation(path, response);
+    const { location, body } = await readBack(t.ownerClient, path, response, LINK);
     assert.equal(location, `/payment-links/${link.id}`);
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", LINK, read, 200), link);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"));
+    assert.deepEqual(body, link);
   }));
 
 Deno.test("POST /v1/reservations/{id}/payment-link: url is null until the tenant sets paymentPageBaseUrl, then the page and the link's token", () =>
@@ -211,8 +197,7 @@ Deno.test("POST /v1/reservations/{id}/payment-link: 400 for a bad body; nothing 
       [{ status: "paid" }, "status"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("POST", CREATE, await t.ownerClient.post(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", CREATE, await t.ownerClient.post(path, body), field, JSON.stringify(body));
     }
     await expectProblem("POST", CREATE, await t.ownerClient.post(path, []), 400, "validation");
     assert.equal((await listLinks(t.ownerClient)).pagination.total, 0);
@@ -262,7 +247,7 @@ Deno.test("POST /v1/reservations/{id}/payment-link: the database allows an amoun
     assert.deepEqual([above.amount, above.status], [50000, "active"]);
 
     await expectMinimal("POST", "/v1/reservations/{id}/cancel", await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, {}), 204);
-    const cancelled = await readReservation(t.ownerClient, reservation.id);
+    const { body: cancelled } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual([cancelled.status, cancelled.balance], ["cancelled", 36000]);
     const fee = await createLink(t.ownerClient, reservation.id, { amount: 5000, description: "Cancellation fee" });
     assert.deepEqual([fee.amount, fee.status], [5000, "active"]);
@@ -286,11 +271,10 @@ Deno.test("POST /v1/reservations/{id}/payment-link: 404 for unknown, malformed a
 // ---------------------------------------------------------------- GET /v1/payment-links
 
 Deno.test("GET /v1/payment-links: the tenant's links newest first, paged, filtered by reservation and status", () =>
-  withFixture(async ({ sql, user, tenant }) => {
+  withFixture(async ({ sql, tenant, memberOf }) => {
     const t = await tenant("links");
     const other = await tenant("links-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const { reservation: a, property } = await createStay(t.ownerClient);
     const b = await createReservation(t.ownerClient, { propertyId: property.id, guestId: a.guestId }, { totalAmount: 20000 });
 
@@ -306,7 +290,7 @@ Deno.test("GET /v1/payment-links: the tenant's links newest first, paged, filter
     await expire(sql, l5);
 
     const api = client(staff, t.tenantId);
-    const all = await listLinks(api);
+    const all = await expectPaging((query) => listLinks(api, query), [l5.id, l4.id, l3.id, l2.id, l1.id], ["?limit=2&offset=2", "?offset=5"]);
     assert.deepEqual(all.data.map((l) => [l.id, l.status]), [
       [l5.id, "expired"],
       [l4.id, "paid"],
@@ -314,18 +298,12 @@ Deno.test("GET /v1/payment-links: the tenant's links newest first, paged, filter
       [l2.id, "cancelled"],
       [l1.id, "active"],
     ]);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 5 });
     assert.deepEqual(all.data[4], l1);
 
     // Paying through the link marked it paid and reached the reservation.
     const paid = all.data[1]!;
     assert.ok(paid.paidAt !== null && paid.cancelledAt === null, JSON.stringify(paid));
-    assert.equal((await readReservation(api, a.id)).amountPaid, 4000);
-
-    const page = await listLinks(api, "?limit=2&offset=2");
-    assert.deepEqual(page.data.map((l) => l.id), [l3.id, l2.id]);
-    assert.deepEqual(page.pagination, { limit: 2, offset: 2, total: 5 });
-    assert.deepEqual(await listLinks(api, "?offset=5"), { data: [], pagination: { limit: 20, offset: 5, total: 5 } });
+    assert.equal((await readReservation(api, a.id)).body.amountPaid, 4000);
 
     const ofA = await listLinks(api, `?reservationId=${a.id}`);
     assert.deepEqual(ofA.data.map((l) => l.id), [l4.id, l2.id, l1.id]);
@@ -360,21 +338,17 @@ Deno.test("GET /v1/payment-links: 400 for a bad query", () =>
       ["status=active&status=paid", "status"],
     ];
     for (const [query, field] of cases) {
-      const problem = await expectProblem("GET", LINKS, await t.ownerClient.get(`/payment-links?${query}`), 400, "validation");
-      if (field !== null) {
-        assert.ok(problem.errors?.some((error) => error.path === field), `${query}: ${JSON.stringify(problem.errors)}`);
-      }
+      await expectInvalid("GET", LINKS, await t.ownerClient.get(`/payment-links?${query}`), field, query);
     }
   }));
 
 // ---------------------------------------------------------------- GET /v1/payment-links/{id}
 
 Deno.test("GET /v1/payment-links/{id}: 200 with the ETag the write gave; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("link-get-a");
     const b = await tenant("link-get-b");
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
     const { reservation } = await createStay(a.ownerClient);
     const written = await a.ownerClient.post(`/reservations/${reservation.id}/payment-link`, {}, representation);
@@ -423,7 +397,7 @@ Deno.test("POST /v1/payment-links/{id}/cancel: 204 with an ETag, or 200 with the
     assert.equal(again.headers.get("etag"), response.headers.get("etag"));
 
     // Cancelling the link takes nothing off the reservation.
-    assert.equal((await readReservation(t.ownerClient, reservation.id)).balance, 36000);
+    assert.equal((await readReservation(t.ownerClient, reservation.id)).body.balance, 36000);
   }));
 
 Deno.test("POST /v1/payment-links/{id}/cancel: cancelling a cancelled link again is 409 naming its status; nothing changes", () =>
@@ -459,7 +433,7 @@ Deno.test("POST /v1/payment-links/{id}/cancel: a paid or expired link is 409 nam
       assert.match(problem.detail, new RegExp(`${status} payment link can no longer change`));
       assert.deepEqual(await readLink(t.ownerClient, link.id), before, "nothing changed");
     }
-    assert.equal((await readReservation(t.ownerClient, reservation.id)).amountPaid, 1000);
+    assert.equal((await readReservation(t.ownerClient, reservation.id)).body.amountPaid, 1000);
   }));
 
 Deno.test("POST /v1/payment-links/{id}/cancel: 404 for unknown, malformed and other tenants' links; the link stays active", () =>
@@ -477,12 +451,10 @@ Deno.test("POST /v1/payment-links/{id}/cancel: 404 for unknown, malformed and ot
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: payment links — owner, admin and staff each create a link and cancel it", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("link-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const { reservation } = await createStay(t.ownerClient);
 
     for (const member of [t.owner, admin, staff]) {

@@ -8,26 +8,24 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
   representation,
   resolveLocation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
-import {
-  createGuest,
-  createProperty,
-  createReservation,
-  createStay,
-  type Page,
-  type Reservation,
-} from "../support/domain.ts";
+import { createGuest, createProperty, createReservation, createStay, instant, readReservation } from "../support/domain.ts";
 
 const RECORD = "/v1/reservations/{id}/payments";
 const PAYMENTS = "/v1/payments";
 const PAYMENT = "/v1/payments/{id}";
-const RESERVATION = "/v1/reservations/{id}";
 
 type Payment = {
   id: string;
@@ -44,25 +42,12 @@ type Payment = {
   updatedAt: string;
 };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
-
-function instant(timestamp: string): string {
-  return new Date(timestamp).toISOString();
-}
-
-async function readReservation(api: Client, id: string): Promise<Reservation> {
-  return await expectStatus<Reservation>("GET", RESERVATION, await api.get(`/reservations/${id}`), 200);
-}
-
 async function recordPayment(api: Client, reservationId: string, body: Record<string, unknown>): Promise<Payment> {
   const response = await api.post(`/reservations/${reservationId}/payments`, body, representation);
   return await expectStatus<Payment>("POST", RECORD, response, 201);
 }
 
-async function listPayments(api: Client, query = ""): Promise<Page<Payment>> {
-  return await expectStatus<Page<Payment>>("GET", PAYMENTS, await api.get(`/payments${query}`), 200);
-}
+const listPayments = (api: Client, query = "") => listPage<Payment>(api, PAYMENTS, query);
 
 // A payment the API cannot record (it records only manual ones): one made through a
 // payment link, as the payment page would, with the admin connection.
@@ -96,7 +81,7 @@ Deno.test("POST /v1/reservations/{id}/payments with return=representation: 201, 
   withFixture(async ({ tenant }) => {
     const t = await tenant("pay");
     const { reservation } = await createStay(t.ownerClient);
-    const before = await readReservation(t.ownerClient, reservation.id);
+    const { body: before } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual([before.totalAmount, before.amountPaid, before.balance], [36000, 0, 36000]);
 
     const input = {
@@ -126,13 +111,11 @@ Deno.test("POST /v1/reservations/{id}/payments with return=representation: 201, 
     assert.equal(response.headers.get("preference-applied"), "return=representation");
     assert.match(response.headers.get("etag") ?? "", /^"[A-Za-z0-9_-]+"$/);
 
-    const location = resolveLocation(`/reservations/${reservation.id}/payments`, response);
+    const { location, body } = await readBack(t.ownerClient, `/reservations/${reservation.id}/payments`, response, PAYMENT);
     assert.equal(location, `/payments/${created.id}`);
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", PAYMENT, read, 200), created);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"));
+    assert.deepEqual(body, created);
 
-    const after = await readReservation(t.ownerClient, reservation.id);
+    const { body: after } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual(after, { ...before, amountPaid: 10000, balance: 26000, updatedAt: after.updatedAt });
   }));
 
@@ -149,12 +132,9 @@ Deno.test("POST /v1/reservations/{id}/payments without Prefer: 201 with Location
 
     const path = `/reservations/${reservation.id}/payments`;
     const response = await t.ownerClient.post(path, { amount: 12345 });
-    const { etag } = await expectMinimal("POST", RECORD, response, 201);
-    const location = resolveLocation(path, response);
+    await expectMinimal("POST", RECORD, response, 201);
+    const { location, body: payment } = await readBack<Payment>(t.ownerClient, path, response, PAYMENT);
     assert.match(location, /^\/payments\/[0-9a-f-]{36}$/);
-    const read = await t.ownerClient.get(location);
-    const payment = await expectStatus<Payment>("GET", PAYMENT, read, 200);
-    assert.equal(read.headers.get("etag"), etag);
     assert.deepEqual(
       { ...payment, id: undefined, receivedAt: undefined, createdAt: undefined, updatedAt: undefined },
       {
@@ -178,7 +158,7 @@ Deno.test("POST /v1/reservations/{id}/payments without Prefer: 201 with Location
 
     // A second payment adds to the first.
     await expectMinimal("POST", RECORD, await t.ownerClient.post(path, { amount: 7655, method: "bank_transfer" }), 201);
-    const after = await readReservation(t.ownerClient, reservation.id);
+    const { body: after } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual([after.amountPaid, after.balance], [20000, 30000]);
   }));
 
@@ -205,8 +185,7 @@ Deno.test("POST /v1/reservations/{id}/payments: 400 for a bad amount, an unknown
       [{ amount: 100, notes: "x".repeat(1001) }, "notes"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("POST", RECORD, await t.ownerClient.post(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", RECORD, await t.ownerClient.post(path, body), field, JSON.stringify(body));
     }
     await expectProblem("POST", RECORD, await t.ownerClient.post(path), 400, "validation");
 
@@ -253,13 +232,13 @@ Deno.test("POST /v1/reservations/{id}/payments: a cancelled reservation still ta
     const { reservation } = await createStay(t.ownerClient);
     const cancel = await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, { reason: "Guest fell ill" });
     await expectMinimal("POST", "/v1/reservations/{id}/cancel", cancel, 204);
-    const before = await readReservation(t.ownerClient, reservation.id);
+    const { body: before } = await readReservation(t.ownerClient, reservation.id);
     assert.equal(before.status, "cancelled");
 
     // A cancellation fee, say: the database has no rule against it.
     const payment = await recordPayment(t.ownerClient, reservation.id, { amount: 5000 });
     assert.equal(payment.reservationId, reservation.id);
-    const after = await readReservation(t.ownerClient, reservation.id);
+    const { body: after } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual(after, { ...before, amountPaid: 5000, balance: 31000, updatedAt: after.updatedAt });
   }));
 
@@ -269,7 +248,7 @@ Deno.test("POST /v1/reservations/{id}/payments: an overpayment is recorded and l
     const { reservation } = await createStay(t.ownerClient);
     await recordPayment(t.ownerClient, reservation.id, { amount: 30000 });
     await recordPayment(t.ownerClient, reservation.id, { amount: 10000, method: "cash" });
-    const after = await readReservation(t.ownerClient, reservation.id);
+    const { body: after } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual([after.totalAmount, after.amountPaid, after.balance], [36000, 40000, -4000]);
   }));
 
@@ -291,11 +270,10 @@ Deno.test("POST /v1/reservations/{id}/payments: 404 for unknown, malformed and o
 // ---------------------------------------------------------------- GET /v1/payments
 
 Deno.test("GET /v1/payments: the tenant's payments newest first, paged, filtered by reservation and source", () =>
-  withFixture(async ({ sql, user, tenant }) => {
+  withFixture(async ({ sql, tenant, memberOf }) => {
     const t = await tenant("list");
     const other = await tenant("list-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const { reservation: a, property } = await createStay(t.ownerClient);
     const b = await createReservation(t.ownerClient, { propertyId: property.id, guestId: a.guestId }, { totalAmount: 20000 });
 
@@ -310,20 +288,16 @@ Deno.test("GET /v1/payments: the tenant's payments newest first, paged, filtered
     // Equal receipt times are ordered by id.
     const tied = [p3.id, external].sort();
     const api = client(staff, t.tenantId);
-    const all = await listPayments(api);
-    assert.deepEqual(all.data.map((p) => p.id), [viaLink.paymentId, p2.id, ...tied, p1.id]);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 5 });
+    const all = await expectPaging((query) => listPayments(api, query), [viaLink.paymentId, p2.id, ...tied, p1.id], [
+      "?limit=2&offset=1",
+      "?offset=10",
+    ]);
     const linked = all.data[0]!;
     assert.deepEqual(
       [linked.source, linked.paymentLinkId, linked.amount, linked.currency, linked.reservationId],
       ["payment_link", viaLink.linkId, 2500, "EUR", a.id],
     );
     assert.deepEqual(all.data.find((p) => p.id === p2.id), p2);
-
-    const page = await listPayments(api, "?limit=2&offset=1");
-    assert.deepEqual(page.data.map((p) => p.id), [p2.id, tied[0]]);
-    assert.deepEqual(page.pagination, { limit: 2, offset: 1, total: 5 });
-    assert.deepEqual(await listPayments(api, "?offset=10"), { data: [], pagination: { limit: 20, offset: 10, total: 5 } });
 
     const ofA = await listPayments(api, `?reservationId=${a.id}`);
     assert.deepEqual(ofA.data.map((p) => p.id), [viaLink.paymentId, p2.id, p1.id]);
@@ -343,7 +317,7 @@ Deno.test("GET /v1/payments: the tenant's payments newest first, paged, filtered
     });
 
     // The amounts reached the reservations: manual, link and external alike.
-    assert.deepEqual([(await readReservation(api, a.id)).amountPaid, (await readReservation(api, b.id)).amountPaid], [5500, 4500]);
+    assert.deepEqual([(await readReservation(api, a.id)).body.amountPaid, (await readReservation(api, b.id)).body.amountPaid], [5500, 4500]);
   }));
 
 Deno.test("GET /v1/payments: 400 for a bad query", () =>
@@ -362,21 +336,17 @@ Deno.test("GET /v1/payments: 400 for a bad query", () =>
       ["source=manual&source=external", "source"],
     ];
     for (const [query, field] of cases) {
-      const problem = await expectProblem("GET", PAYMENTS, await t.ownerClient.get(`/payments?${query}`), 400, "validation");
-      if (field !== null) {
-        assert.ok(problem.errors?.some((error) => error.path === field), `${query}: ${JSON.stringify(problem.errors)}`);
-      }
+      await expectInvalid("GET", PAYMENTS, await t.ownerClient.get(`/payments?${query}`), field, query);
     }
   }));
 
 // ---------------------------------------------------------------- GET /v1/payments/{id}
 
 Deno.test("GET /v1/payments/{id}: 200 with the ETag the write gave; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("get-a");
     const b = await tenant("get-b");
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
     const { reservation } = await createStay(a.ownerClient);
     const written = await a.ownerClient.post(`/reservations/${reservation.id}/payments`, { amount: 4200 }, representation);
@@ -395,12 +365,10 @@ Deno.test("GET /v1/payments/{id}: 200 with the ETag the write gave; unknown, mal
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: payments — owner, admin and staff each record a payment and read it", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const { reservation } = await createStay(t.ownerClient);
 
     let paid = 0;
@@ -413,7 +381,7 @@ Deno.test("role matrix: payments — owner, admin and staff each record a paymen
       const payment = await expectStatus<Payment>("GET", PAYMENT, read, 200);
       assert.deepEqual([payment.amount, payment.method, read.headers.get("etag")], [amount, "cash", etag]);
       paid += amount;
-      const now = await readReservation(api, reservation.id);
+      const { body: now } = await readReservation(api, reservation.id);
       assert.deepEqual([now.amountPaid, now.balance], [paid, 36000 - paid]);
     }
     assert.equal((await listPayments(client(staff, t.tenantId))).pagination.total, 3);

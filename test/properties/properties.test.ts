@@ -7,12 +7,17 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
   representation,
-  resolveLocation,
   unique,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import { endSession } from "../support/session.ts";
@@ -39,10 +44,8 @@ type Property = {
   createdAt: string;
   updatedAt: string;
 };
-type Page<T> = { data: T[]; pagination: { limit: number; offset: number; total: number } };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
+const listProperties = (api: Client, query = "") => listPage<Property>(api, PROPERTIES, query);
 
 async function createProperty(api: Client, fields: Record<string, unknown> = {}): Promise<Property> {
   const response = await api.post("/properties", {
@@ -92,12 +95,9 @@ Deno.test("POST /v1/properties with return=representation: 201, the property, Lo
       },
     );
     assert.equal(response.headers.get("preference-applied"), "return=representation");
-    const location = resolveLocation("/properties", response);
+    const { location, body } = await readBack(t.ownerClient, "/properties", response, PROPERTY);
     assert.equal(location, `/properties/${created.id}`);
-
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", PROPERTY, read, 200), created);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"));
+    assert.deepEqual(body, created);
   }));
 
 Deno.test("POST /v1/properties without Prefer: 201 with Location and ETag and no body", () =>
@@ -105,13 +105,10 @@ Deno.test("POST /v1/properties without Prefer: 201 with Location and ETag and no
     const t = await tenant("create-min");
     const name = unique("Quiet Inn");
     const response = await t.ownerClient.post("/properties", { name, timezone: "America/New_York", currency: "USD" });
-    const { etag } = await expectMinimal("POST", PROPERTIES, response, 201);
-    const location = resolveLocation("/properties", response);
+    await expectMinimal("POST", PROPERTIES, response, 201);
+    const { location, body: property } = await readBack<Property>(t.ownerClient, "/properties", response, PROPERTY);
     assert.match(location, /^\/properties\/[0-9a-f-]{36}$/);
-    const read = await t.ownerClient.get(location);
-    const property = await expectStatus<Property>("GET", PROPERTY, read, 200);
     assert.deepEqual([property.name, property.timezone, property.currency], [name, "America/New_York", "USD"]);
-    assert.equal(read.headers.get("etag"), etag);
   }));
 
 Deno.test("POST /v1/properties: 400 for missing, unknown or invalid fields", () =>
@@ -131,11 +128,10 @@ Deno.test("POST /v1/properties: 400 for missing, unknown or invalid fields", () 
       [{ ...valid, timezone: "" }, "timezone"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", PROPERTIES, await t.ownerClient.post("/properties", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", PROPERTIES, await t.ownerClient.post("/properties", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", PROPERTIES, await t.ownerClient.post("/properties"), 400, "validation");
-    const list = await expectStatus<Page<Property>>("GET", PROPERTIES, await t.ownerClient.get("/properties"), 200);
+    const list = await listProperties(t.ownerClient);
     assert.equal(list.pagination.total, 0);
   }));
 
@@ -147,7 +143,7 @@ Deno.test("POST /v1/properties: 422 for a time zone or currency the database doe
     assert.match((await expectProblem("POST", PROPERTIES, zone, 422, "unprocessable")).detail, /timezone/);
     const currency = await t.ownerClient.post("/properties", { ...base, currency: "ZZZ" });
     assert.match((await expectProblem("POST", PROPERTIES, currency, 422, "unprocessable")).detail, /currency/);
-    const list = await expectStatus<Page<Property>>("GET", PROPERTIES, await t.ownerClient.get("/properties"), 200);
+    const list = await listProperties(t.ownerClient);
     assert.equal(list.pagination.total, 0);
   }));
 
@@ -166,11 +162,10 @@ Deno.test("POST /v1/properties: 409 for a name the tenant already uses; another 
 // ---------------------------------------------------------------- GET /v1/properties
 
 Deno.test("GET /v1/properties: the tenant's properties by name, paged and filtered by status", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("list");
     const other = await tenant("list-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const suffix = crypto.randomUUID().slice(0, 8);
     const c = await createProperty(t.ownerClient, { name: `C ${suffix}` });
     const a = await createProperty(t.ownerClient, { name: `A ${suffix}` });
@@ -179,25 +174,17 @@ Deno.test("GET /v1/properties: the tenant's properties by name, paged and filter
     await expectMinimal("PATCH", PROPERTY, await t.ownerClient.patch(`/properties/${b.id}`, { status: "archived" }), 204);
 
     const api = client(staff, t.tenantId);
-    const all = await expectStatus<Page<Property>>("GET", PROPERTIES, await api.get("/properties"), 200);
-    assert.deepEqual(all.data.map((p) => p.id), [a.id, b.id, c.id]);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 3 });
+    await expectPaging((query) => listProperties(api, query), [a.id, b.id, c.id], ["?limit=1&offset=1", "?offset=10"]);
 
-    const page = await expectStatus<Page<Property>>("GET", PROPERTIES, await api.get("/properties?limit=1&offset=1"), 200);
-    assert.deepEqual(page.data.map((p) => p.id), [b.id]);
-    assert.deepEqual(page.pagination, { limit: 1, offset: 1, total: 3 });
-    const past = await expectStatus<Page<Property>>("GET", PROPERTIES, await api.get("/properties?offset=10"), 200);
-    assert.deepEqual(past, { data: [], pagination: { limit: 20, offset: 10, total: 3 } });
-
-    const active = await expectStatus<Page<Property>>("GET", PROPERTIES, await api.get("/properties?status=active"), 200);
+    const active = await listProperties(api, "?status=active");
     assert.deepEqual(active.data.map((p) => p.id), [a.id, c.id]);
     assert.equal(active.pagination.total, 2);
-    const archived = await expectStatus<Page<Property>>("GET", PROPERTIES, await api.get("/properties?status=archived"), 200);
+    const archived = await listProperties(api, "?status=archived");
     assert.deepEqual(archived.data.map((p) => [p.id, p.status]), [[b.id, "archived"]]);
 
     // The header is a UUID in any case.
     const upper = client(staff, t.tenantId.toUpperCase());
-    const same = await expectStatus<Page<Property>>("GET", PROPERTIES, await upper.get("/properties"), 200);
+    const same = await listProperties(upper);
     assert.equal(same.pagination.total, 3);
   }));
 
@@ -267,12 +254,11 @@ Deno.test("properties: 401 without a token and after the session ended, on every
 // ---------------------------------------------------------------- GET /v1/properties/{id}
 
 Deno.test("GET /v1/properties/{id}: 200 with an ETag; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("get-a");
     const b = await tenant("get-b");
     const property = await createProperty(a.ownerClient);
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
 
     const read = await client(staff, a.tenantId).get(`/properties/${property.id}`);
@@ -392,12 +378,10 @@ Deno.test("DELETE /v1/properties/{id}: another tenant's property is a 404 and su
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: properties — owner and admin create, update and delete; staff reads but each write is 403", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
 
     for (const manager of [t.owner, admin]) {
       const api = client(manager, t.tenantId);
@@ -417,6 +401,6 @@ Deno.test("role matrix: properties — owner and admin create, update and delete
     // Refused before any query: an unknown id is the same 403, not a 404.
     await expectProblem("DELETE", PROPERTY, await staffApi.delete(`/properties/${UNKNOWN_ID}`), 403, "forbidden");
 
-    const list = await expectStatus<Page<Property>>("GET", PROPERTIES, await staffApi.get("/properties"), 200);
+    const list = await listProperties(staffApi);
     assert.deepEqual(list.data, [kept]);
   }));

@@ -8,11 +8,16 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  readBack,
+  readOne,
   representation,
-  resolveLocation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import {
@@ -20,7 +25,6 @@ import {
   createProperty,
   createRatePlan,
   createReservation,
-  type Page,
   type RatePlan,
   type Reservation,
 } from "../support/domain.ts";
@@ -28,18 +32,11 @@ import {
 const RATE_PLANS = "/v1/rate-plans";
 const RATE_PLAN = "/v1/rate-plans/{id}";
 
-const UNKNOWN_ID = "7d8e9fa0-3b4c-4d5e-8f6a-7b8c9d0e1f2a";
+// Not a UUID, and the code of plans these tests create: a code never reads as an id.
 const MALFORMED_ID = "BAR";
 
-async function listPlans(api: Client, query = ""): Promise<Page<RatePlan>> {
-  return await expectStatus<Page<RatePlan>>("GET", RATE_PLANS, await api.get(`/rate-plans${query}`), 200);
-}
-
-async function readPlan(api: Client, id: string): Promise<{ plan: RatePlan; etag: string | null }> {
-  const response = await api.get(`/rate-plans/${id}`);
-  const plan = await expectStatus<RatePlan>("GET", RATE_PLAN, response, 200);
-  return { plan, etag: response.headers.get("etag") };
-}
+const listPlans = (api: Client, query = "") => listPage<RatePlan>(api, RATE_PLANS, query);
+const readPlan = (api: Client, id: string) => readOne<RatePlan>(api, RATE_PLAN, { id });
 
 // By property, then code, then id: the list's documented order (the database collates bytewise).
 function inListOrder(plans: RatePlan[]): string[] {
@@ -78,14 +75,10 @@ Deno.test("POST /v1/rate-plans with return=representation: 201, the plan, a rela
     assert.equal(response.headers.get("preference-applied"), "return=representation");
     const raw = response.headers.get("location")!;
     assert.doesNotMatch(raw, /^([a-z]+:|\/)/i, `a relative Location, got ${raw}`);
-    const location = resolveLocation("/rate-plans", response);
+    assert.match(response.headers.get("etag") ?? "", /^"[A-Za-z0-9_-]+"$/);
+    const { location, body } = await readBack(t.ownerClient, "/rate-plans", response, RATE_PLAN);
     assert.equal(location, `/rate-plans/${created.id}`);
-    const etag = response.headers.get("etag");
-    assert.match(etag ?? "", /^"[A-Za-z0-9_-]+"$/);
-
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", RATE_PLAN, read, 200), created);
-    assert.equal(read.headers.get("etag"), etag);
+    assert.deepEqual(body, created);
   }));
 
 Deno.test("POST /v1/rate-plans without Prefer: 201, no body, Location and ETag; the defaults are applied", () =>
@@ -94,11 +87,9 @@ Deno.test("POST /v1/rate-plans without Prefer: 201, no body, Location and ETag; 
     const property = await createProperty(t.ownerClient);
     const body = { propertyId: property.id, name: "  Best available ", code: "BAR", currency: "EUR", nightlyPrice: 0 };
     const response = await t.ownerClient.post("/rate-plans", body);
-    const { etag, location } = await expectMinimal("POST", RATE_PLANS, response, 201);
+    const { location } = await expectMinimal("POST", RATE_PLANS, response, 201);
     assert.doesNotMatch(location!, /^([a-z]+:|\/)/i, `a relative Location, got ${location}`);
-    const path = resolveLocation("/rate-plans", response);
-    const read = await t.ownerClient.get(path);
-    const plan = await expectStatus<RatePlan>("GET", RATE_PLAN, read, 200);
+    const { location: path, body: plan } = await readBack<RatePlan>(t.ownerClient, "/rate-plans", response, RATE_PLAN);
     assert.equal(path, `/rate-plans/${plan.id}`);
     assert.deepEqual(without(plan, "id", "createdAt", "updatedAt"), {
       propertyId: property.id,
@@ -112,7 +103,6 @@ Deno.test("POST /v1/rate-plans without Prefer: 201, no body, Location and ETag; 
       freeCancellationHours: null,
       active: true,
     });
-    assert.equal(read.headers.get("etag"), etag);
   }));
 
 Deno.test("POST /v1/rate-plans: 400 for missing, unknown or invalid fields, and nothing is created", () =>
@@ -154,8 +144,7 @@ Deno.test("POST /v1/rate-plans: 400 for missing, unknown or invalid fields, and 
       [{ ...valid, id: UNKNOWN_ID }, "id"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans"), 400, "validation");
     assert.equal((await listPlans(t.ownerClient)).pagination.total, 0);
@@ -241,11 +230,10 @@ Deno.test("POST /v1/rate-plans: 409 for a code the property already has; another
 // ---------------------------------------------------------------- GET /v1/rate-plans
 
 Deno.test("GET /v1/rate-plans: ordered by property and code, paged with a total, readable by staff", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("plan-list");
     const other = await tenant("plan-list-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const p1 = await createProperty(t.ownerClient);
     const p2 = await createProperty(t.ownerClient);
     const plans = [
@@ -260,18 +248,8 @@ Deno.test("GET /v1/rate-plans: ordered by property and code, paged with a total,
     const order = inListOrder(plans);
 
     const api = client(staff, t.tenantId);
-    const all = await listPlans(api);
-    assert.deepEqual(all.data.map((p) => p.id), order);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 5 });
-    for (const listed of all.data) assert.deepEqual(listed, (await readPlan(api, listed.id)).plan);
-
-    const page = await listPlans(api, "?limit=2&offset=2");
-    assert.deepEqual(page.data.map((p) => p.id), order.slice(2, 4));
-    assert.deepEqual(page.pagination, { limit: 2, offset: 2, total: 5 });
-    const last = await listPlans(api, "?limit=3&offset=3");
-    assert.deepEqual(last.data.map((p) => p.id), order.slice(3));
-    assert.deepEqual(last.pagination, { limit: 3, offset: 3, total: 5 });
-    assert.deepEqual(await listPlans(api, "?offset=7"), { data: [], pagination: { limit: 20, offset: 7, total: 5 } });
+    const all = await expectPaging((query) => listPlans(api, query), order, ["?limit=2&offset=2", "?limit=3&offset=3", "?offset=7"]);
+    for (const listed of all.data) assert.deepEqual(listed, (await readPlan(api, listed.id)).body);
   }));
 
 Deno.test("GET /v1/rate-plans: filters by propertyId and active=true/false", () =>
@@ -329,23 +307,20 @@ Deno.test("GET /v1/rate-plans: 400 for a bad filter, page or unknown parameter",
       ["currency=EUR", "currency"],
     ];
     for (const [query, path] of cases) {
-      const response = await t.ownerClient.get(`/rate-plans?${query}`);
-      const problem = await expectProblem("GET", RATE_PLANS, response, 400, "validation");
+      const problem = await expectInvalid("GET", RATE_PLANS, await t.ownerClient.get(`/rate-plans?${query}`), path, query);
       assert.match(problem.detail, /query parameter/, query);
-      assert.ok(problem.errors?.some((error) => error.path === path), `${query}: ${JSON.stringify(problem.errors)}`);
     }
   }));
 
 // ---------------------------------------------------------------- GET /v1/rate-plans/{id}
 
 Deno.test("GET /v1/rate-plans/{id}: 200 with an ETag for members; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("plan-get-a");
     const b = await tenant("plan-get-b");
     const property = await createProperty(a.ownerClient);
     const plan = await createRatePlan(a.ownerClient, property.id, { maxStay: 14, freeCancellationHours: 48 });
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
 
     const read = await client(staff, a.tenantId).get(`/rate-plans/${plan.id}`);
@@ -373,8 +348,8 @@ Deno.test("PATCH /v1/rate-plans/{id}: 204 with the ETag GET then gives; 200 with
     const { etag: etag1 } = await expectMinimal("PATCH", RATE_PLAN, await t.ownerClient.patch(path, { nightlyPrice: 13500 }), 204);
     assert.notEqual(etag1, etag0);
     const after = await readPlan(t.ownerClient, plan.id);
-    assert.deepEqual({ ...after.plan, updatedAt: plan.updatedAt }, { ...plan, nightlyPrice: 13500 }, "only the price changed");
-    assert.ok(after.plan.updatedAt > plan.updatedAt, "updatedAt moves on");
+    assert.deepEqual({ ...after.body, updatedAt: plan.updatedAt }, { ...plan, nightlyPrice: 13500 }, "only the price changed");
+    assert.ok(after.body.updatedAt > plan.updatedAt, "updatedAt moves on");
     assert.equal(after.etag, etag1);
 
     const changes = {
@@ -389,9 +364,9 @@ Deno.test("PATCH /v1/rate-plans/{id}: 204 with the ETag GET then gives; 200 with
     const response = await t.ownerClient.patch(path, changes, representation);
     const updated = await expectStatus<RatePlan>("PATCH", RATE_PLAN, response, 200);
     assert.equal(response.headers.get("preference-applied"), "return=representation");
-    assert.deepEqual(without(updated, "updatedAt"), { ...without(after.plan, "updatedAt"), ...changes });
+    assert.deepEqual(without(updated, "updatedAt"), { ...without(after.body, "updatedAt"), ...changes });
     const final = await readPlan(t.ownerClient, plan.id);
-    assert.deepEqual(final.plan, updated);
+    assert.deepEqual(final.body, updated);
     assert.equal(final.etag, response.headers.get("etag"));
 
     // Lifting the limit and reactivating.
@@ -409,13 +384,13 @@ Deno.test("PATCH /v1/rate-plans/{id}: a stale If-Match is 412 with the current E
     const { etag: etag0 } = await readPlan(t.ownerClient, plan.id);
 
     const { etag: etag1 } = await expectMinimal(
-      "PATCH", RATE_PLAN, await t.ownerClient.patch(path, { nightlyPrice: 15000 }, { "if-match": etag0! }), 204,
+      "PATCH", RATE_PLAN, await t.ownerClient.patch(path, { nightlyPrice: 15000 }, { "if-match": etag0 }), 204,
     );
     const current = await readPlan(t.ownerClient, plan.id);
-    assert.equal(current.plan.nightlyPrice, 15000);
+    assert.equal(current.body.nightlyPrice, 15000);
     assert.equal(current.etag, etag1);
 
-    const stale = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": etag0!, ...representation });
+    const stale = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": etag0, ...representation });
     await expectProblem("PATCH", RATE_PLAN, stale, 412, "precondition-failed");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const weak = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": `W/${etag1}` });
@@ -456,8 +431,7 @@ Deno.test("PATCH /v1/rate-plans/{id}: 400 for an empty, unknown, immutable or in
       [{ cancellationPolicy: "non_refundable", freeCancellationHours: 12 }, "freeCancellationHours"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("PATCH", RATE_PLAN, await t.ownerClient.patch(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("PATCH", RATE_PLAN, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
     }
     await expectProblem("PATCH", RATE_PLAN, await t.ownerClient.patch(path), 400, "validation");
     assert.deepEqual(await readPlan(t.ownerClient, plan.id), before, "nothing changed");
@@ -518,7 +492,7 @@ Deno.test("PATCH /v1/rate-plans/{id}: 409 for a code the property already has; 4
     }
     const theirs = await other.ownerClient.patch(`/rate-plans/${one.id}`, { nightlyPrice: 1 });
     await expectProblem("PATCH", RATE_PLAN, theirs, 404, "not-found");
-    assert.deepEqual((await readPlan(t.ownerClient, one.id)).plan, one, "another tenant changed nothing");
+    assert.deepEqual((await readPlan(t.ownerClient, one.id)).body, one, "another tenant changed nothing");
   }));
 
 // ---------------------------------------------------------------- DELETE /v1/rate-plans/{id}
@@ -542,7 +516,7 @@ Deno.test("DELETE /v1/rate-plans/{id}: 204 for a plan no reservation uses, then 
     await expectProblem("DELETE", RATE_PLAN, await t.ownerClient.delete(`/rate-plans/${UNKNOWN_ID}`), 404, "not-found");
     await expectProblem("DELETE", RATE_PLAN, await t.ownerClient.delete(`/rate-plans/${MALFORMED_ID}`), 404, "not-found");
     await expectProblem("DELETE", RATE_PLAN, await other.ownerClient.delete(`/rate-plans/${kept.id}`), 404, "not-found");
-    assert.deepEqual((await readPlan(t.ownerClient, kept.id)).plan, kept, "another tenant's DELETE left it");
+    assert.deepEqual((await readPlan(t.ownerClient, kept.id)).body, kept, "another tenant's DELETE left it");
   }));
 
 // The summary says "delete a rate plan that no reservation uses; otherwise deactivate
@@ -575,12 +549,10 @@ Deno.test("DELETE /v1/rate-plans/{id}: 409 while a reservation uses it; the plan
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: rate plans — owner and admin create, update and delete; staff read but every write is 403 and changes nothing", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("plan-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const property = await createProperty(t.ownerClient);
 
     for (const manager of [t.owner, admin]) {
@@ -597,7 +569,7 @@ Deno.test("role matrix: rate plans — owner and admin create, update and delete
     const staffApi = client(staff, t.tenantId);
     assert.deepEqual((await listPlans(staffApi)).data, [kept]);
     const before = await readPlan(staffApi, kept.id);
-    assert.deepEqual(before.plan, kept);
+    assert.deepEqual(before.body, kept);
 
     const create = await staffApi.post("/rate-plans", {
       propertyId: property.id, name: "Staff deal", code: "STAFF", currency: "EUR", nightlyPrice: 1,
@@ -605,7 +577,7 @@ Deno.test("role matrix: rate plans — owner and admin create, update and delete
     assert.match((await expectProblem("POST", RATE_PLANS, create, 403, "forbidden")).detail, /owners and admins/);
     const patch = await staffApi.patch(`/rate-plans/${kept.id}`, { nightlyPrice: 1 }, representation);
     assert.match((await expectProblem("PATCH", RATE_PLAN, patch, 403, "forbidden")).detail, /owners and admins/);
-    const conditional = await staffApi.patch(`/rate-plans/${kept.id}`, { active: false }, { "if-match": before.etag! });
+    const conditional = await staffApi.patch(`/rate-plans/${kept.id}`, { active: false }, { "if-match": before.etag });
     await expectProblem("PATCH", RATE_PLAN, conditional, 403, "forbidden");
     const remove = await staffApi.delete(`/rate-plans/${kept.id}`);
     assert.match((await expectProblem("DELETE", RATE_PLAN, remove, 403, "forbidden")).detail, /owners and admins/);

@@ -6,32 +6,38 @@
 // against the served OpenAPI document.
 import assert from "node:assert/strict";
 import {
-  addMember,
   type Client,
   client,
   expectMinimal,
   expectProblem,
   expectStatus,
+  MALFORMED_ID,
+  type Page,
   representation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import {
+  addDays,
   createGuest,
   createProperty,
   createRatePlan,
   createReservation,
   createStay,
   createUnit,
-  type Page,
+  type Place,
+  readReservation as read,
   type Reservation,
+  type ReservationAction as Action,
+  reservationIn,
   type ReservationStatus,
+  stepReservation as actOk,
 } from "../support/domain.ts";
 
 const RESERVATIONS = "/v1/reservations";
 const RESERVATION = "/v1/reservations/{id}";
 const TASKS = "/v1/tasks";
 
-type Action = "confirm" | "check-in" | "check-out" | "cancel" | "no-show";
 type Stamp = "confirmedAt" | "checkedInAt" | "checkedOutAt" | "cancelledAt" | "noShowAt";
 
 const ACTIONS: Action[] = ["confirm", "check-in", "check-out", "cancel", "no-show"];
@@ -63,19 +69,6 @@ const allowed: Record<ReservationStatus, Action[]> = {
   no_show: [],
 };
 
-// How a new reservation reaches each status: the status it is created in, then actions.
-const routeTo: Record<ReservationStatus, { start: "pending" | "confirmed"; steps: Action[] }> = {
-  pending: { start: "pending", steps: [] },
-  confirmed: { start: "confirmed", steps: [] },
-  checked_in: { start: "confirmed", steps: ["check-in"] },
-  checked_out: { start: "confirmed", steps: ["check-in", "check-out"] },
-  cancelled: { start: "pending", steps: ["cancel"] },
-  no_show: { start: "confirmed", steps: ["no-show"] },
-};
-
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
-
 function actionTemplate(action: Action): string {
   return `/v1/reservations/{id}/${action}`;
 }
@@ -86,45 +79,13 @@ function act(api: Client, id: string, action: Action, headers?: Record<string, s
   return api.post(`/reservations/${id}/${action}`, body, headers);
 }
 
-async function actOk(api: Client, id: string, action: Action): Promise<Reservation> {
-  return await expectStatus<Reservation>("POST", actionTemplate(action), await act(api, id, action, representation), 200);
-}
-
-async function read(api: Client, id: string): Promise<{ body: Reservation; etag: string | null }> {
-  const response = await api.get(`/reservations/${id}`);
-  const body = await expectStatus<Reservation>("GET", RESERVATION, response, 200);
-  return { body, etag: response.headers.get("etag") };
-}
-
-function addDays(date: string, days: number): string {
-  const day = new Date(`${date}T00:00:00Z`);
-  day.setUTCDate(day.getUTCDate() + days);
-  return day.toISOString().slice(0, 10);
-}
-
-type Place = { propertyId: string; unitId: string; guestId: string; ratePlanId: string };
-
+// A property with a unit, a rate plan and a guest to book.
 async function place(api: Client): Promise<Place> {
   const property = await createProperty(api);
   const unit = await createUnit(api, property.id);
   const ratePlan = await createRatePlan(api, property.id);
   const guest = await createGuest(api);
   return { propertyId: property.id, unitId: unit.id, guestId: guest.id, ratePlanId: ratePlan.id };
-}
-
-// A reservation of three nights from `checkIn` on the place's unit, brought to `status`.
-async function reservationIn(api: Client, at: Place, status: ReservationStatus, checkIn: string): Promise<Reservation> {
-  const route = routeTo[status];
-  let current = await createReservation(api, { propertyId: at.propertyId, guestId: at.guestId }, {
-    unitId: at.unitId,
-    ratePlanId: at.ratePlanId,
-    checkIn,
-    checkOut: addDays(checkIn, 3),
-    status: route.start,
-  });
-  for (const step of route.steps) current = await actOk(api, current.id, step);
-  assert.equal(current.status, status);
-  return current;
 }
 
 // ---------------------------------------------------------------- the transition matrix
@@ -362,12 +323,10 @@ Deno.test("lifecycle actions: 404 for unknown, malformed and other tenants' ids;
   }));
 
 Deno.test("lifecycle actions: owner, admin and staff each run every action", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const ctx = await tenant("act-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(ctx.ownerClient, admin, "admin");
-    await addMember(ctx.ownerClient, staff, "staff");
+    const admin = await memberOf(ctx, "admin");
+    const staff = await memberOf(ctx, "staff");
     const at = await place(ctx.ownerClient);
     let slot = 0;
     for (const member of [ctx.owner, admin, staff]) {

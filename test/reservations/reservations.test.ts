@@ -10,90 +10,56 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  type Page,
+  readBack,
   representation,
   resolveLocation,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import {
+  addDays,
   createGuest,
   createProperty,
   createRatePlan,
   createReservation,
   createStay,
   createUnit,
-  type Page,
+  readReservation as read,
   type Reservation,
+  reservationIn,
   type ReservationStatus,
+  routeTo,
+  stepReservation as step,
 } from "../support/domain.ts";
 
 const RESERVATIONS = "/v1/reservations";
 const RESERVATION = "/v1/reservations/{id}";
 const TASKS = "/v1/tasks";
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
 // The database's alphabet for confirmation codes: no 0, O, 1, I or L.
 const CONFIRMATION_CODE = /^[2-9A-HJKMNP-Z]{8}$/;
 
-type Action = "confirm" | "check-in" | "check-out" | "cancel" | "no-show";
-
-// How a new reservation reaches each status: the status it is created in, then actions.
-const routeTo: Record<ReservationStatus, { start: "pending" | "confirmed"; steps: Action[] }> = {
-  pending: { start: "pending", steps: [] },
-  confirmed: { start: "confirmed", steps: [] },
-  checked_in: { start: "confirmed", steps: ["check-in"] },
-  checked_out: { start: "confirmed", steps: ["check-in", "check-out"] },
-  cancelled: { start: "pending", steps: ["cancel"] },
-  no_show: { start: "confirmed", steps: ["no-show"] },
-};
 const STATUSES = Object.keys(routeTo) as ReservationStatus[];
 
-async function step(api: Client, id: string, action: Action): Promise<Reservation> {
-  const response = await api.post(`/reservations/${id}/${action}`, action === "cancel" ? {} : undefined, representation);
-  return await expectStatus<Reservation>("POST", `/v1/reservations/{id}/${action}`, response, 200);
-}
+const list = (api: Client, query = "") => listPage<Reservation>(api, RESERVATIONS, query);
 
-async function read(api: Client, id: string): Promise<{ body: Reservation; etag: string | null }> {
-  const response = await api.get(`/reservations/${id}`);
-  const body = await expectStatus<Reservation>("GET", RESERVATION, response, 200);
-  return { body, etag: response.headers.get("etag") };
-}
-
-async function list(api: Client, query = ""): Promise<Page<Reservation>> {
-  return await expectStatus<Page<Reservation>>("GET", RESERVATIONS, await api.get(`/reservations${query}`), 200);
-}
-
-function addDays(date: string, days: number): string {
-  const day = new Date(`${date}T00:00:00Z`);
-  day.setUTCDate(day.getUTCDate() + days);
-  return day.toISOString().slice(0, 10);
-}
-
-type Place = { propertyId: string; unitId: string; guestId: string; ratePlanId: string | null };
-
-// A reservation of `nights` from `checkIn` at the place, brought to `status`.
-async function reservationIn(
-  api: Client,
-  at: Place,
-  status: ReservationStatus,
-  checkIn: string,
-  fields: Record<string, unknown> = {},
-): Promise<Reservation> {
-  const route = routeTo[status];
-  let current = await createReservation(api, { propertyId: at.propertyId, guestId: at.guestId }, {
-    unitId: at.unitId,
-    ratePlanId: at.ratePlanId,
-    checkIn,
-    checkOut: addDays(checkIn, 3),
-    status: route.start,
-    ...fields,
-  });
-  for (const action of route.steps) current = await step(api, current.id, action);
-  assert.equal(current.status, status);
-  return current;
+// A property with two units and a guest; `make` books the guest into a unit for the nights.
+async function twoUnits(api: Client) {
+  const property = await createProperty(api);
+  const unit = await createUnit(api, property.id);
+  const otherUnit = await createUnit(api, property.id);
+  const guest = await createGuest(api);
+  const make = (unitId: string, checkIn: string, checkOut: string) =>
+    createReservation(api, { propertyId: property.id, guestId: guest.id }, { unitId, checkIn, checkOut });
+  return { property, unit, otherUnit, guest, make };
 }
 
 // ---------------------------------------------------------------- POST /v1/reservations
@@ -182,12 +148,9 @@ Deno.test("POST /v1/reservations without Prefer: 201, Location and ETag, no body
       notes: "Late arrival",
     };
     const response = await api.post("/reservations", input);
-    const { etag } = await expectMinimal("POST", RESERVATIONS, response, 201);
-    const location = resolveLocation("/reservations", response);
+    await expectMinimal("POST", RESERVATIONS, response, 201);
+    const { location, body: created } = await readBack<Reservation>(api, "/reservations", response, RESERVATION);
     assert.match(location, /^\/reservations\/[0-9a-f-]{36}$/);
-    const read = await api.get(location);
-    const created = await expectStatus<Reservation>("GET", RESERVATION, read, 200);
-    assert.equal(read.headers.get("etag"), etag);
     const { status: _, ...given } = input;
     assert.deepEqual(created, {
       ...given,
@@ -256,8 +219,7 @@ Deno.test("POST /v1/reservations: 400 for missing, unknown or invalid fields, an
       [{ ...valid, nights: 3 }, "nights"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", RESERVATIONS, await api.post("/reservations", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", RESERVATIONS, await api.post("/reservations", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", RESERVATIONS, await api.post("/reservations"), 400, "validation");
     assert.equal((await list(api)).pagination.total, 0, "nothing was created");
@@ -385,14 +347,9 @@ Deno.test("POST /v1/reservations: 409 for nights taken on the unit; back-to-back
   withFixture(async ({ tenant }) => {
     const ctx = await tenant("overlap");
     const api = ctx.ownerClient;
-    const property = await createProperty(api);
-    const unit = await createUnit(api, property.id);
-    const otherUnit = await createUnit(api, property.id);
-    const guest = await createGuest(api);
+    const { property, unit, otherUnit, guest, make } = await twoUnits(api);
     const on = (unitId: string, checkIn: string, checkOut: string) =>
       ({ propertyId: property.id, guestId: guest.id, unitId, checkIn, checkOut });
-    const make = (unitId: string, checkIn: string, checkOut: string) =>
-      createReservation(api, { propertyId: property.id, guestId: guest.id }, { unitId, checkIn, checkOut });
     const first = await make(unit.id, "2027-03-10", "2027-03-13");
 
     for (const [checkIn, checkOut] of [
@@ -425,12 +382,7 @@ Deno.test("PATCH /v1/reservations/{id}: 409 for moving dates or unit onto taken 
   withFixture(async ({ tenant }) => {
     const ctx = await tenant("overlap-patch");
     const api = ctx.ownerClient;
-    const property = await createProperty(api);
-    const unit = await createUnit(api, property.id);
-    const otherUnit = await createUnit(api, property.id);
-    const guest = await createGuest(api);
-    const make = (unitId: string, checkIn: string, checkOut: string) =>
-      createReservation(api, { propertyId: property.id, guestId: guest.id }, { unitId, checkIn, checkOut });
+    const { unit, otherUnit, make } = await twoUnits(api);
     const first = await make(unit.id, "2027-03-10", "2027-03-13");
     const second = await make(unit.id, "2027-03-13", "2027-03-16");
     const third = await make(otherUnit.id, "2027-03-10", "2027-03-13");
@@ -542,8 +494,7 @@ Deno.test("PATCH /v1/reservations/{id}: 400 for an empty, unknown or invalid bod
       [{ totalAmount: -5 }, "totalAmount"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("PATCH", RESERVATION, await api.patch(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("PATCH", RESERVATION, await api.patch(path, body), field, JSON.stringify(body));
     }
     await expectProblem("PATCH", RESERVATION, await api.patch(path), 400, "validation");
     assert.deepEqual((await read(api, reservation.id)).body, reservation, "nothing changed");
@@ -730,12 +681,10 @@ Deno.test("DELETE /v1/reservations/{id}: 409 once a payment is recorded, and not
 // ---------------------------------------------------------------- roles
 
 Deno.test("role matrix: owner, admin and staff create, read, patch and move reservations; only owner and admin delete", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const ctx = await tenant("roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(ctx.ownerClient, admin, "admin");
-    await addMember(ctx.ownerClient, staff, "staff");
+    const admin = await memberOf(ctx, "admin");
+    const staff = await memberOf(ctx, "staff");
     const property = await createProperty(ctx.ownerClient);
     const unit = await createUnit(ctx.ownerClient, property.id);
     const guest = await createGuest(ctx.ownerClient);
@@ -804,16 +753,9 @@ Deno.test("GET /v1/reservations: by arrival date then id, paged with a total, fi
 
     const staff = await user("staff");
     await addMember(api, staff, "staff");
-    const all = await list(client(staff, ctx.tenantId));
-    assert.deepEqual(all.data.map((r) => r.id), order);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 5 });
+    const all = await expectPaging((query) => list(api, query), order, ["?limit=2&offset=1", "?offset=10", "?limit=100"]);
+    assert.deepEqual(await list(client(staff, ctx.tenantId)), all, "staff read the same list");
     assert.deepEqual(all.data[0], (await read(api, d.id)).body, "items are the full representation");
-
-    const page = await list(api, "?limit=2&offset=1");
-    assert.deepEqual(page.data.map((r) => r.id), order.slice(1, 3));
-    assert.deepEqual(page.pagination, { limit: 2, offset: 1, total: 5 });
-    assert.deepEqual(await list(api, "?offset=10"), { data: [], pagination: { limit: 20, offset: 10, total: 5 } });
-    assert.deepEqual((await list(api, "?limit=100")).pagination, { limit: 100, offset: 0, total: 5 });
 
     assert.deepEqual(await ids("?status=pending"), [a.id, e.id]);
     assert.deepEqual(await ids("?status=checked_in"), [d.id]);

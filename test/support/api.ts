@@ -19,6 +19,16 @@ export type Client = {
 
 export const representation = { prefer: "return=representation" } as const;
 
+// An id no row has, and one that is not a UUID at all: both must answer like another
+// tenant's id (404, the same body).
+export const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
+export const MALFORMED_ID = "not-a-uuid";
+
+// What every list answers.
+export type Page<T> = { data: T[]; pagination: { limit: number; offset: number; total: number } };
+
+const STRONG_ETAG = /^"[A-Za-z0-9_-]+"$/;
+
 // A unique suffix per call, since the database is shared across runs.
 export function unique(label: string): string {
   return `${label} ${crypto.randomUUID().slice(0, 8)}`;
@@ -87,8 +97,92 @@ export async function expectMinimal(method: string, pathTemplate: string, respon
   assert.equal(await expectStatus(method, pathTemplate, response, status), undefined);
   assert.equal(await response.clone().text(), "");
   const etag = response.headers.get("etag");
-  assert.match(etag ?? "", /^"[A-Za-z0-9_-]+"$/, "a strong ETag");
+  assert.match(etag ?? "", STRONG_ETAG, "a strong ETag");
   return { etag: etag!, location: response.headers.get("location") };
+}
+
+// A 400 validation problem; unless `field` is null, one of its errors names that field
+// (`label` says which case it was).
+export async function expectInvalid(
+  method: string,
+  pathTemplate: string,
+  response: Response,
+  field: string | null,
+  label = "",
+): Promise<Problem> {
+  const problem = await expectProblem(method, pathTemplate, response, 400, "validation");
+  if (field !== null) {
+    assert.ok(problem.errors?.some((error) => error.path === field), `${label}: no error at ${field} in ${JSON.stringify(problem.errors)}`);
+  }
+  return problem;
+}
+
+// The path under /v1 of a route template ("/v1/units/{id}") with its parameters filled in.
+export function pathOf(pathTemplate: string, params: Record<string, string> = {}): string {
+  return pathTemplate.replace(/^\/v1/, "").replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    assert.ok(value !== undefined, `${pathTemplate}: no value for {${name}}`);
+    return value;
+  });
+}
+
+// GET a list route: 200 and the page, checked against the contract.
+export async function listPage<T>(
+  api: Client,
+  pathTemplate: string,
+  query = "",
+  params: Record<string, string> = {},
+): Promise<Page<T>> {
+  return await expectStatus<Page<T>>("GET", pathTemplate, await api.get(`${pathOf(pathTemplate, params)}${query}`), 200);
+}
+
+// GET one resource: 200, the resource (checked against the contract) and its strong ETag.
+export async function readOne<T>(
+  api: Client,
+  pathTemplate: string,
+  params: Record<string, string>,
+): Promise<{ body: T; etag: string }> {
+  const response = await api.get(pathOf(pathTemplate, params));
+  const body = await expectStatus<T>("GET", pathTemplate, response, 200);
+  const etag = response.headers.get("etag");
+  assert.match(etag ?? "", STRONG_ETAG, `${pathTemplate}: a strong ETag`);
+  return { body, etag: etag! };
+}
+
+// A list's paging. `order` is the key of every row the list holds (at most 20), in the
+// list's order; `list` answers the list for a query string. The default page must hold
+// them all with {limit: 20, offset: 0, total}; then each of `queries` ("?limit=2&offset=1",
+// the last page, a page past the end...) must hold order's slice at its limit and offset,
+// the very rows the default page has at those places, and exactly its pagination.
+// `queries` must reach a later page and go past the end. Returns the default page, for
+// the caller's own checks.
+export async function expectPaging<T>(
+  list: (query: string) => Promise<Page<T>>,
+  order: string[],
+  queries: string[],
+  key: (row: T) => string = (row) => (row as { id: string }).id,
+): Promise<Page<T>> {
+  const total = order.length;
+  assert.ok(total <= 20, "expectPaging wants every row on the default page");
+  const all = await list("");
+  assert.deepEqual(all.data.map(key), order, "the default page");
+  assert.deepEqual(all.pagination, { limit: 20, offset: 0, total }, "the default page");
+  let later = false;
+  let past = false;
+  for (const query of queries) {
+    const params = new URLSearchParams(query.replace(/^\?/, ""));
+    const limit = Number(params.get("limit") ?? 20);
+    const offset = Number(params.get("offset") ?? 0);
+    const page = await list(query);
+    const slice = all.data.slice(offset, offset + limit);
+    assert.deepEqual(page.data.map(key), order.slice(offset, offset + limit), query);
+    assert.deepEqual(page.data, slice, `${query}: the rows the default page has at those places`);
+    assert.deepEqual(page.pagination, { limit, offset, total }, query);
+    later ||= offset > 0 && offset < total;
+    past ||= offset >= total;
+  }
+  assert.ok(later && past, `${JSON.stringify(queries)}: a later page and a page past the end`);
+  return all;
 }
 
 // A Location resolved against the URL that was called, as a path under the API (/v1/...).
@@ -100,6 +194,22 @@ export function resolveLocation(requestPath: string, response: Response): string
   assert.equal(resolved.origin, base.origin);
   assert.ok(resolved.pathname.startsWith(`${base.pathname}/`), `${resolved.pathname} is under ${base.pathname}`);
   return resolved.pathname.slice(base.pathname.length);
+}
+
+// What a write's Location names, read back by `api`: the path under /v1 (resolved against
+// `requestPath`) and the body a GET of it answers (200, checked against the contract at
+// `pathTemplate`), whose ETag must be the one the write answered with.
+export async function readBack<T = unknown>(
+  api: Client,
+  requestPath: string,
+  response: Response,
+  pathTemplate: string,
+): Promise<{ location: string; body: T }> {
+  const location = resolveLocation(requestPath, response);
+  const read = await api.get(location);
+  const body = await expectStatus<T>("GET", pathTemplate, read, 200);
+  assert.equal(read.headers.get("etag"), response.headers.get("etag"), `${location}: the ETag of the write is the ETag of a read`);
+  return { location, body };
 }
 
 export type TenantFixture = { owner: TestUser; tenantId: string; name: string };
@@ -153,6 +263,8 @@ export type Fixture = {
   user(label: string): Promise<TestUser>;
   // A tenant and its owner, removed when the test ends; `ownerClient` acts as the owner in it.
   tenant(label: string): Promise<TenantFixture & { ownerClient: Client }>;
+  // A new user (named `label`, the role by default) whom the tenant's owner adds with `role`.
+  memberOf(tenant: { ownerClient: Client }, role: "owner" | "admin" | "staff", label?: string): Promise<TestUser>;
 };
 
 // Runs `work` with an admin connection, and removes what it created and closes the
@@ -160,21 +272,27 @@ export type Fixture = {
 export async function withFixture(work: (fixture: Fixture) => Promise<void>): Promise<void> {
   const sql = adminSql();
   const cleanup = new Cleanup();
+  const user = async (label: string) => {
+    const created = await createUser(sql, label);
+    cleanup.users.add(created.id);
+    return created;
+  };
   try {
     await work({
       sql,
       cleanup,
-      async user(label) {
-        const user = await createUser(sql, label);
-        cleanup.users.add(user.id);
-        return user;
-      },
+      user,
       async tenant(label) {
         const owner = await createUser(sql, `${label}-owner`);
         cleanup.users.add(owner.id);
         const created = await createTenantAs(owner, label);
         cleanup.tenants.add(created.tenantId);
         return { ...created, ownerClient: client(created.owner, created.tenantId) };
+      },
+      async memberOf(tenant, role, label = role) {
+        const added = await user(label);
+        await addMember(tenant.ownerClient, added, role);
+        return added;
       },
     });
   } finally {

@@ -2,10 +2,11 @@
 // a unit, a rate plan, a guest or a reservation to exist before the thing they test.
 // Each takes a client of a member who may create it and returns the representation
 // the API answered with, checked against the served contract.
+import assert from "node:assert/strict";
 import type { Client } from "./api.ts";
-import { expectStatus, representation, unique } from "./api.ts";
+import { expectStatus, readOne, representation, unique } from "./api.ts";
 
-export type Page<T> = { data: T[]; pagination: { limit: number; offset: number; total: number } };
+export type { Page } from "./api.ts";
 
 export type Property = {
   id: string;
@@ -135,4 +136,64 @@ export async function createStay(api: Client, fields: Fields = {}): Promise<Stay
     { unitId: unit.id, ratePlanId: ratePlan.id, ...fields },
   );
   return { property, unit, ratePlan, guest, reservation };
+}
+
+export type ReservationAction = "confirm" | "check-in" | "check-out" | "cancel" | "no-show";
+
+// A lifecycle action with return=representation: 200 and the reservation after it.
+export async function stepReservation(api: Client, id: string, action: ReservationAction): Promise<Reservation> {
+  const response = await api.post(`/reservations/${id}/${action}`, action === "cancel" ? {} : undefined, representation);
+  return await expectStatus<Reservation>("POST", `/v1/reservations/{id}/${action}`, response, 200);
+}
+
+// GET /v1/reservations/{id}: the reservation and its ETag.
+export function readReservation(api: Client, id: string): Promise<{ body: Reservation; etag: string }> {
+  return readOne<Reservation>(api, "/v1/reservations/{id}", { id });
+}
+
+// How a new reservation reaches each status: the status it is created in, then actions.
+export const routeTo: Record<ReservationStatus, { start: "pending" | "confirmed"; steps: ReservationAction[] }> = {
+  pending: { start: "pending", steps: [] },
+  confirmed: { start: "confirmed", steps: [] },
+  checked_in: { start: "confirmed", steps: ["check-in"] },
+  checked_out: { start: "confirmed", steps: ["check-in", "check-out"] },
+  cancelled: { start: "pending", steps: ["cancel"] },
+  no_show: { start: "confirmed", steps: ["no-show"] },
+};
+
+// Where a reservation is made: its property, unit, guest and (optionally) rate plan.
+export type Place = { propertyId: string; unitId: string; guestId: string; ratePlanId: string | null };
+
+// A reservation of three nights from `checkIn` at the place, brought to `status`.
+export async function reservationIn(
+  api: Client,
+  at: Place,
+  status: ReservationStatus,
+  checkIn: string,
+  fields: Fields = {},
+): Promise<Reservation> {
+  const route = routeTo[status];
+  let current = await createReservation(api, { propertyId: at.propertyId, guestId: at.guestId }, {
+    unitId: at.unitId,
+    ratePlanId: at.ratePlanId,
+    checkIn,
+    checkOut: addDays(checkIn, 3),
+    status: route.start,
+    ...fields,
+  });
+  for (const action of route.steps) current = await stepReservation(api, current.id, action);
+  assert.equal(current.status, status);
+  return current;
+}
+
+// A date (YYYY-MM-DD) `days` later.
+export function addDays(date: string, days: number): string {
+  const day = new Date(`${date}T00:00:00Z`);
+  day.setUTCDate(day.getUTCDate() + days);
+  return day.toISOString().slice(0, 10);
+}
+
+// A timestamp as the instant it names, in UTC, so that offsets compare.
+export function instant(timestamp: string): string {
+  return new Date(timestamp).toISOString();
 }

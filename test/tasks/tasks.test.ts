@@ -7,15 +7,21 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
+  readOne,
   representation,
-  resolveLocation,
   unique,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
-import { createProperty, createStay, createUnit, type Page, type Reservation } from "../support/domain.ts";
+import { createProperty, createStay, createUnit, type Reservation } from "../support/domain.ts";
 
 const TASKS = "/v1/tasks";
 const TASK = "/v1/tasks/{id}";
@@ -42,8 +48,6 @@ type Task = {
   updatedAt: string;
 };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
 const STATUSES: TaskStatus[] = ["open", "in_progress", "done", "cancelled"];
 
 async function createTask(api: Client, propertyId: string, fields: Record<string, unknown> = {}): Promise<Task> {
@@ -51,11 +55,7 @@ async function createTask(api: Client, propertyId: string, fields: Record<string
   return await expectStatus<Task>("POST", TASKS, response, 201);
 }
 
-async function readTask(api: Client, id: string): Promise<{ task: Task; etag: string }> {
-  const response = await api.get(`/tasks/${id}`);
-  const task = await expectStatus<Task>("GET", TASK, response, 200);
-  return { task, etag: response.headers.get("etag")! };
-}
+const readTask = (api: Client, id: string) => readOne<Task>(api, TASK, { id });
 
 async function moveTask(api: Client, id: string, status: TaskStatus): Promise<Task> {
   const response = await api.patch(`/tasks/${id}/status`, { status }, representation);
@@ -68,9 +68,7 @@ async function taskIn(api: Client, propertyId: string, status: TaskStatus): Prom
   return status === "done" || status === "cancelled" ? await moveTask(api, created.id, status) : created;
 }
 
-async function listTasks(api: Client, query = ""): Promise<Page<Task>> {
-  return await expectStatus<Page<Task>>("GET", TASKS, await api.get(`/tasks${query}`), 200);
-}
+const listTasks = (api: Client, query = "") => listPage<Task>(api, TASKS, query);
 
 const byId = (a: Task, b: Task) => (a.id < b.id ? -1 : 1);
 const ids = (tasks: Task[]) => tasks.map((task) => task.id);
@@ -79,10 +77,9 @@ const at = (timestamp: string) => encodeURIComponent(timestamp);
 // ---------------------------------------------------------------- POST /v1/tasks
 
 Deno.test("POST /v1/tasks with return=representation: 201, the task, Location and ETag; in_progress stamps startedAt", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-create");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const stay = await createStay(t.ownerClient);
     const input = {
       propertyId: stay.property.id,
@@ -111,12 +108,9 @@ Deno.test("POST /v1/tasks with return=representation: 201, the task, Location an
     });
     assert.ok(Math.abs(Date.parse(created.createdAt) - Date.now()) < 60_000, "stamped now");
     assert.equal(response.headers.get("preference-applied"), "return=representation");
-    const location = resolveLocation("/tasks", response);
+    const { location, body } = await readBack(t.ownerClient, "/tasks", response, TASK);
     assert.equal(location, `/tasks/${created.id}`);
-
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", TASK, read, 200), created);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"));
+    assert.deepEqual(body, created);
   }));
 
 Deno.test("POST /v1/tasks without Prefer: 201 with Location and ETag and no body; priority normal and status open by default", () =>
@@ -125,12 +119,9 @@ Deno.test("POST /v1/tasks without Prefer: 201 with Location and ETag and no body
     const property = await createProperty(t.ownerClient);
     const title = unique("Replace the bulb");
     const response = await t.ownerClient.post("/tasks", { propertyId: property.id, type: "other", title });
-    const { etag } = await expectMinimal("POST", TASKS, response, 201);
-    const location = resolveLocation("/tasks", response);
+    await expectMinimal("POST", TASKS, response, 201);
+    const { location, body: task } = await readBack<Task>(t.ownerClient, "/tasks", response, TASK);
     assert.match(location, /^\/tasks\/[0-9a-f-]{36}$/);
-    const read = await t.ownerClient.get(location);
-    const task = await expectStatus<Task>("GET", TASK, read, 200);
-    assert.equal(read.headers.get("etag"), etag);
     assert.deepEqual(task, {
       id: location.slice("/tasks/".length),
       propertyId: property.id,
@@ -177,8 +168,7 @@ Deno.test("POST /v1/tasks: 400 for missing, unknown or invalid fields, and for a
       [{ ...valid, startedAt: "2027-03-10T10:00:00Z" }, "startedAt"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", TASKS, await t.ownerClient.post("/tasks", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", TASKS, await t.ownerClient.post("/tasks", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", TASKS, await t.ownerClient.post("/tasks"), 400, "validation");
     assert.equal((await listTasks(t.ownerClient)).pagination.total, 0, "nothing was created");
@@ -235,11 +225,10 @@ Deno.test("POST /v1/tasks: the assignee must be a member of the tenant; a strang
 // ---------------------------------------------------------------- GET /v1/tasks/{id}
 
 Deno.test("GET /v1/tasks/{id}: 200 with an ETag for a member; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("task-get-a");
     const b = await tenant("task-get-b");
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
     const property = await createProperty(a.ownerClient);
     const task = await createTask(a.ownerClient, property.id);
@@ -279,22 +268,22 @@ Deno.test("PATCH /v1/tasks/{id}/status: every pair of statuses, with the stamps 
           const { etag } = await expectMinimal("PATCH", TASK_STATUS, response, 204);
           const after = await readTask(t.ownerClient, task.id);
           assert.equal(after.etag, etag, `${step}: the ETag is the new representation's`);
-          const stamped = after.task.updatedAt;
-          assert.deepEqual(after.task, {
-            ...before.task,
+          const stamped = after.body.updatedAt;
+          assert.deepEqual(after.body, {
+            ...before.body,
             status: to,
-            startedAt: to === "in_progress" ? before.task.startedAt ?? stamped : before.task.startedAt,
+            startedAt: to === "in_progress" ? before.body.startedAt ?? stamped : before.body.startedAt,
             completedAt: to === "done" ? stamped : null,
             cancelledAt: to === "cancelled" ? stamped : null,
             updatedAt: stamped,
           }, step);
-          assert.ok(Date.parse(stamped) >= Date.parse(before.task.updatedAt), `${step}: updatedAt moves forward`);
+          assert.ok(Date.parse(stamped) >= Date.parse(before.body.updatedAt), `${step}: updatedAt moves forward`);
         } else {
           const problem = await expectProblem("PATCH", TASK_STATUS, response, 409, "conflict");
           // The detail names the status the task is in (and it is final).
           assert.match(problem.detail, new RegExp(`\\b${from}\\b`), `${step}: ${problem.detail}`);
           const after = await readTask(t.ownerClient, task.id);
-          assert.deepEqual(after.task, before.task, `${step}: nothing changed`);
+          assert.deepEqual(after.body, before.body, `${step}: nothing changed`);
           assert.equal(after.etag, before.etag);
         }
       }
@@ -340,7 +329,7 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
       await expectProblem("PATCH", TASK_STATUS, await t.ownerClient.patch(path, body), 400, "validation");
     }
     await expectProblem("PATCH", TASK_STATUS, await t.ownerClient.patch(path), 400, "validation");
-    assert.deepEqual(await readTask(t.ownerClient, task.id), { task, etag: etag0 }, "nothing changed");
+    assert.deepEqual(await readTask(t.ownerClient, task.id), { body: task, etag: etag0 }, "nothing changed");
 
     const moved = await t.ownerClient.patch(path, { status: "in_progress" }, { ...representation, "if-match": etag0 });
     const started = await expectStatus<Task>("PATCH", TASK_STATUS, moved, 200);
@@ -348,18 +337,18 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
     assert.deepEqual(started, { ...task, status: "in_progress", startedAt: started.updatedAt, updatedAt: started.updatedAt });
     const etag1 = moved.headers.get("etag")!;
     assert.notEqual(etag1, etag0);
-    assert.deepEqual(await readTask(t.ownerClient, task.id), { task: started, etag: etag1 });
+    assert.deepEqual(await readTask(t.ownerClient, task.id), { body: started, etag: etag1 });
 
     const stale = await t.ownerClient.patch(path, { status: "done" }, { "if-match": etag0 });
     await expectProblem("PATCH", TASK_STATUS, stale, 412, "precondition-failed");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
-    assert.deepEqual(await readTask(t.ownerClient, task.id), { task: started, etag: etag1 }, "nothing changed");
+    assert.deepEqual(await readTask(t.ownerClient, task.id), { body: started, etag: etag1 }, "nothing changed");
 
     const { etag: etag2 } = await expectMinimal(
       "PATCH", TASK_STATUS, await t.ownerClient.patch(path, { status: "done" }, { "if-match": etag1 }), 204,
     );
     const finished = await readTask(t.ownerClient, task.id);
-    assert.equal(finished.task.status, "done");
+    assert.equal(finished.body.status, "done");
     assert.equal(finished.etag, etag2);
 
     // A stale tag is a 412 even on a final task: the precondition is checked first.
@@ -381,16 +370,15 @@ Deno.test("PATCH /v1/tasks/{id}/status: 404 for unknown, malformed and other ten
     const withTag = await a.ownerClient.patch(`/tasks/${UNKNOWN_ID}/status`, { status: "done" }, { "if-match": '"x"' });
     await expectProblem("PATCH", TASK_STATUS, withTag, 404, "not-found");
     await expectProblem("PATCH", TASK_STATUS, await b.ownerClient.patch(`/tasks/${task.id}/status`, { status: "done" }), 404, "not-found");
-    assert.deepEqual((await readTask(a.ownerClient, task.id)).task, task, "nothing changed");
+    assert.deepEqual((await readTask(a.ownerClient, task.id)).body, task, "nothing changed");
   }));
 
 // ---------------------------------------------------------------- PATCH /v1/tasks/{id}
 
 Deno.test("PATCH /v1/tasks/{id}: partial, 204 with an ETag or 200 with the task; If-Match guards the write", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-patch");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const stay = await createStay(t.ownerClient);
     const task = await createTask(t.ownerClient, stay.property.id, { description: "Drips", dueAt: "2027-03-10T10:00:00Z" });
     const path = `/tasks/${task.id}`;
@@ -400,7 +388,7 @@ Deno.test("PATCH /v1/tasks/{id}: partial, 204 with an ETag or 200 with the task;
       "PATCH", TASK, await t.ownerClient.patch(path, { title: "Fix the kitchen tap" }, { "if-match": etag0 }), 204,
     );
     const first = await readTask(t.ownerClient, task.id);
-    assert.deepEqual(first.task, { ...task, title: "Fix the kitchen tap", updatedAt: first.task.updatedAt }, "only the title changed");
+    assert.deepEqual(first.body, { ...task, title: "Fix the kitchen tap", updatedAt: first.body.updatedAt }, "only the title changed");
     assert.equal(first.etag, etag1);
     assert.notEqual(etag1, etag0);
 
@@ -424,12 +412,12 @@ Deno.test("PATCH /v1/tasks/{id}: partial, 204 with an ETag or 200 with the task;
     const updated = await expectStatus<Task>("PATCH", TASK, full, 200);
     assert.equal(full.headers.get("preference-applied"), "return=representation");
     assert.deepEqual(updated, {
-      ...first.task,
+      ...first.body,
       ...changes,
       dueAt: "2027-03-11T11:15:00+00:00",
       updatedAt: updated.updatedAt,
     });
-    assert.deepEqual(await readTask(t.ownerClient, task.id), { task: updated, etag: full.headers.get("etag")! });
+    assert.deepEqual(await readTask(t.ownerClient, task.id), { body: updated, etag: full.headers.get("etag")! });
 
     const cleared = await t.ownerClient.patch(path, { unitId: null, reservationId: null, assigneeId: null, dueAt: null }, {
       ...representation,
@@ -470,19 +458,17 @@ Deno.test("PATCH /v1/tasks/{id}: 400 for an empty, unknown or invalid body, and 
       [{ description: "x".repeat(4001) }, "description"],
     ];
     for (const [body, where] of cases) {
-      const problem = await expectProblem("PATCH", TASK, await t.ownerClient.patch(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === where), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("PATCH", TASK, await t.ownerClient.patch(path, body), where, JSON.stringify(body));
     }
     await expectProblem("PATCH", TASK, await t.ownerClient.patch(path), 400, "validation");
     assert.deepEqual(await readTask(t.ownerClient, task.id), before, "nothing changed");
   }));
 
 Deno.test("PATCH /v1/tasks/{id}: 422 for a unit or reservation of another property and for an assignee who is not a member", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("task-patch422");
     const other = await tenant("task-patch422-other");
-    const otherStaff = await user("other-staff");
-    await addMember(other.ownerClient, otherStaff, "staff");
+    const otherStaff = await memberOf(other, "staff", "other-staff");
     const stranger = await user("stranger");
     const property = await createProperty(t.ownerClient);
     const unit = await createUnit(t.ownerClient, property.id);
@@ -504,10 +490,9 @@ Deno.test("PATCH /v1/tasks/{id}: 422 for a unit or reservation of another proper
   }));
 
 Deno.test("PATCH /v1/tasks/{id}: a done or cancelled task no longer changes (409, naming its status)", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-patch409");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const property = await createProperty(t.ownerClient);
     for (const status of ["done", "cancelled"] as const) {
       const task = await taskIn(t.ownerClient, property.id, status);
@@ -532,18 +517,16 @@ Deno.test("PATCH /v1/tasks/{id}: 404 for unknown, malformed and other tenants' i
     await expectProblem("PATCH", TASK, await a.ownerClient.patch(`/tasks/${UNKNOWN_ID}`, { title: "x" }, { "if-match": '"x"' }), 404);
     await expectProblem("PATCH", TASK, await a.ownerClient.patch(`/tasks/${MALFORMED_ID}`, { title: "x" }), 404, "not-found");
     await expectProblem("PATCH", TASK, await b.ownerClient.patch(`/tasks/${task.id}`, { title: "x" }), 404, "not-found");
-    assert.deepEqual((await readTask(a.ownerClient, task.id)).task, task, "nothing changed");
+    assert.deepEqual((await readTask(a.ownerClient, task.id)).body, task, "nothing changed");
   }));
 
 // ---------------------------------------------------------------- assignees
 
 Deno.test("tasks: reassigning to another member works; a member leaving the tenant unassigns their open and finished tasks", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-leave");
-    const first = await user("first");
-    const second = await user("second");
-    await addMember(t.ownerClient, first, "staff");
-    await addMember(t.ownerClient, second, "admin");
+    const first = await memberOf(t, "staff", "first");
+    const second = await memberOf(t, "admin", "second");
     const property = await createProperty(t.ownerClient);
     const open = await createTask(t.ownerClient, property.id, { assigneeId: first.id });
     const reassigned = await t.ownerClient.patch(`/tasks/${open.id}`, { assigneeId: second.id }, representation);
@@ -588,11 +571,10 @@ Deno.test("tasks: deleting a reservation (a mistake) unlinks its open and finish
 // ---------------------------------------------------------------- DELETE /v1/tasks/{id}
 
 Deno.test("DELETE /v1/tasks/{id}: 204, then 404; staff are refused and nothing changes; unknown and malformed ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-delete");
     const b = await tenant("task-delete-b");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const property = await createProperty(t.ownerClient);
     const task = await createTask(t.ownerClient, property.id);
     const before = await readTask(t.ownerClient, task.id);
@@ -620,12 +602,10 @@ Deno.test("DELETE /v1/tasks/{id}: 204, then 404; staff are refused and nothing c
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: tasks — staff create, edit, move and read tasks but may not delete; owner and admin do all", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const property = await createProperty(t.ownerClient);
 
     for (const member of [t.owner, admin, staff]) {
@@ -636,7 +616,7 @@ Deno.test("role matrix: tasks — staff create, edit, move and read tasks but ma
       await expectMinimal("PATCH", TASK_STATUS, await api.patch(`/tasks/${created.id}/status`, { status: "in_progress" }), 204);
       assert.equal((await moveTask(api, created.id, "done")).status, "done");
       const read = await readTask(api, created.id);
-      assert.deepEqual([read.task.status, read.task.priority, read.task.assigneeId], ["done", "high", member.id]);
+      assert.deepEqual([read.body.status, read.body.priority, read.body.assigneeId], ["done", "high", member.id]);
       assert.ok(ids((await listTasks(api)).data).includes(created.id));
       if (member === staff) {
         await expectProblem("DELETE", TASK, await api.delete(`/tasks/${created.id}`), 403, "forbidden");
@@ -654,11 +634,10 @@ Deno.test("role matrix: tasks — staff create, edit, move and read tasks but ma
 // ---------------------------------------------------------------- GET /v1/tasks
 
 Deno.test("GET /v1/tasks: soonest due first, ties by id, undated last; paged with the total; filtered", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-list");
     const other = await tenant("task-list-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const api = client(staff, t.tenantId);
     const p1 = await createProperty(t.ownerClient);
     const p2 = await createProperty(t.ownerClient);
@@ -679,18 +658,13 @@ Deno.test("GET /v1/tasks: soonest due first, ties by id, undated last; paged wit
     const undated = [t4, t5].sort(byId);
     const ordered = [t3, ...tied, t6, ...undated];
 
-    const all = await listTasks(api);
+    const all = await expectPaging((query) => listTasks(api, query), ids(ordered), [
+      "?limit=2&offset=1",
+      "?limit=4&offset=4",
+      "?offset=10",
+      "?limit=100",
+    ]);
     assert.deepEqual(all.data, ordered, "the tenant's tasks, in order, as GET /tasks/{id} reads them");
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 6 });
-
-    const page = await listTasks(api, "?limit=2&offset=1");
-    assert.deepEqual(ids(page.data), ids(ordered.slice(1, 3)));
-    assert.deepEqual(page.pagination, { limit: 2, offset: 1, total: 6 });
-    const last = await listTasks(api, "?limit=4&offset=4");
-    assert.deepEqual(ids(last.data), ids(undated));
-    assert.deepEqual(last.pagination, { limit: 4, offset: 4, total: 6 });
-    assert.deepEqual(await listTasks(api, "?offset=10"), { data: [], pagination: { limit: 20, offset: 10, total: 6 } });
-    assert.equal((await listTasks(api, "?limit=100")).data.length, 6);
 
     const expectations: [string, Task[]][] = [
       ["status=open", [t3, t1, t4]],
@@ -755,10 +729,9 @@ Deno.test("GET /v1/tasks: 400 for a bad query", () =>
 // ---------------------------------------------------------------- check-out's cleaning task
 
 Deno.test("check-out leaves an open cleaning task for the unit and the reservation, due at the property's check-in time", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("task-checkout");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const api = client(staff, t.tenantId);
     const stay = await createStay(t.ownerClient, { status: "confirmed" });
     const id = stay.reservation.id;
@@ -792,7 +765,7 @@ Deno.test("check-out leaves an open cleaning task for the unit and the reservati
       updatedAt: cleaning.createdAt,
     });
     assert.deepEqual(ids((await listTasks(api, `?unitId=${stay.unit.id}`)).data), [cleaning.id]);
-    assert.deepEqual((await readTask(api, cleaning.id)).task, cleaning);
+    assert.deepEqual((await readTask(api, cleaning.id)).body, cleaning);
 
     // Staff work it like any other task.
     assert.equal((await moveTask(api, cleaning.id, "in_progress")).status, "in_progress");

@@ -3,9 +3,9 @@
 // malformed id; A's data is byte-identical afterwards. A new id route without an
 // entry below fails the test.
 import assert from "node:assert/strict";
-import type postgres from "postgres";
-import { call, representation, withFixture } from "../support/api.ts";
+import { call, MALFORMED_ID, representation, withFixture } from "../support/api.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
+import { tenantSnapshot } from "../support/snapshot.ts";
 import { stack } from "../support/stack.ts";
 
 type Operation = { operationId: string; requestBody?: unknown; "x-access": string };
@@ -30,20 +30,6 @@ const bodies: Record<string, unknown> = {
 };
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
-
-async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
-  const tables = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
-    "payments", "payment_links", "tasks", "access_codes"];
-  const parts: string[] = [];
-  for (const table of tables) {
-    const column = table === "tenants" ? "id" : "tenant_id";
-    const [row] = await sql`
-      select coalesce(string_agg(t::text, '|' order by t::text), '') as rows
-      from ${sql("public")}.${sql(table)} t where ${sql(column)} = ${tenantId}`;
-    parts.push(`${table}:${row!.rows}`);
-  }
-  return parts.join("\n");
-}
 
 Deno.test("tenant B's member gets 404 for each of tenant A's ids, on every id route, and A is unchanged", () =>
   withFixture(async ({ sql, tenant }) => {
@@ -110,7 +96,7 @@ Deno.test("tenant B's member gets 404 for each of tenant A's ids, on every id ro
         const ids = path.match(UUID) ?? [];
         const last = ids[ids.length - 1]!;
         const at = path.lastIndexOf(last);
-        const malformedPath = `${path.slice(0, at)}not-a-uuid${path.slice(at + last.length)}`;
+        const malformedPath = `${path.slice(0, at)}${MALFORMED_ID}${path.slice(at + last.length)}`;
         const malformed = await call(upper, malformedPath, { token: b.owner.token, tenantId: b.tenantId, body });
         assert.equal(malformed.status, 404, `${upper} ${malformedPath}`);
         assert.deepEqual(await malformed.json(), problem, `${upper} ${template}: a malformed id and an unknown id differ`);

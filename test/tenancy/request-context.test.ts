@@ -5,10 +5,8 @@
 // contract, and a refused request leaves the tenant byte-identical. An operation with a
 // request body and no entry in `bodies`, or a new kind of access, fails the test.
 import assert from "node:assert/strict";
-import type postgres from "postgres";
 import { signHs256 } from "../../local/jwt.ts";
 import {
-  addMember,
   call,
   type Client,
   expectProblem,
@@ -21,6 +19,7 @@ import {
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "../support/domain.ts";
 import { openApiDocument } from "../support/openapi.ts";
 import { endSession, type TestUser } from "../support/session.ts";
+import { tenantSnapshot } from "../support/snapshot.ts";
 import type { Problem } from "../support/stack.ts";
 
 type Access = "public" | "session" | "member" | "manager";
@@ -120,20 +119,6 @@ function bodyOf(bodies: Record<string, unknown>, probe: Probe): unknown {
   return bodies[operationId];
 }
 
-async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
-  const tables = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
-    "payments", "payment_links", "tasks", "access_codes"];
-  const parts: string[] = [];
-  for (const table of tables) {
-    const column = table === "tenants" ? "id" : "tenant_id";
-    const [row] = await sql`
-      select coalesce(string_agg(t::text, '|' order by t::text), '') as rows
-      from ${sql("public")}.${sql(table)} t where ${sql(column)} = ${tenantId}`;
-    parts.push(`${table}:${row!.rows}`);
-  }
-  return parts.join("\n");
-}
-
 type World = {
   a: TenantFixture & { ownerClient: Client };
   outsider: TestUser; // the owner of tenant B, a member of no tenant A
@@ -149,8 +134,7 @@ async function world(fixture: Fixture): Promise<World> {
   const a = await fixture.tenant("target");
   const b = await fixture.tenant("outsider");
   const owner = a.ownerClient;
-  const staff = await fixture.user("staff");
-  await addMember(owner, staff, "staff");
+  const staff = await fixture.memberOf(a, "staff");
 
   const made = async (path: string, template: string, body: unknown) => {
     const response = await owner.post(path, body, { prefer: "return=representation" });
@@ -221,8 +205,7 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
     const { sql } = fixture;
     const w = await world(fixture);
     // A manager of A: with a live session every one of these requests would be allowed.
-    const ended = await fixture.user("ended");
-    await addMember(w.a.ownerClient, ended, "admin");
+    const ended = await fixture.memberOf(w.a, "admin", "ended");
     await endSession(sql, ended);
     const issuedAt = Math.floor(Date.now() / 1000);
     const forged = await signHs256({
@@ -375,8 +358,7 @@ Deno.test("a staff member is never refused a member operation: each one, given a
     };
     // Leaving the tenant is the staff member's own removeMember: another staff member
     // does it, so the one probing everything else stays a member.
-    const leaver = await fixture.user("leaver");
-    await addMember(owner, leaver, "staff");
+    const leaver = await fixture.memberOf(w.a, "staff", "leaver");
 
     const checked = { header: 0, path: 0 };
     for (const probe of w.probes) {

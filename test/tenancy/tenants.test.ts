@@ -4,13 +4,20 @@
 import assert from "node:assert/strict";
 import {
   addMember,
+  type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
   representation,
   resolveLocation,
   unique,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import { endSession } from "../support/session.ts";
@@ -31,10 +38,9 @@ type Tenant = {
 };
 type MyTenant = { tenantId: string; name: string; role: string };
 type Member = { userId: string; email: string; fullName: string | null; role: string; createdAt: string; updatedAt: string };
-type Page<T> = { data: T[]; pagination: { limit: number; offset: number; total: number } };
 
-const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
-const MALFORMED_ID = "not-a-uuid";
+const listMyTenants = (api: Client, query = "") => listPage<MyTenant>(api, TENANTS, query);
+const listMembers = (api: Client, tenantId: string, query = "") => listPage<Member>(api, MEMBERS, query, { tenantId });
 
 // ---------------------------------------------------------------- POST /v1/tenants
 
@@ -52,14 +58,11 @@ Deno.test("POST /v1/tenants with return=representation: 201, the tenant, Locatio
       ...input, id: undefined, createdAt: undefined, updatedAt: undefined,
     });
     assert.equal(response.headers.get("preference-applied"), "return=representation");
-    const location = resolveLocation("/tenants", response);
+    const { location, body } = await readBack(client(alice), "/tenants", response, TENANT);
     assert.equal(location, `/tenants/${created.id}`);
+    assert.deepEqual(body, created);
 
-    const read = await client(alice).get(location);
-    assert.deepEqual(await expectStatus<Tenant>("GET", TENANT, read, 200), created);
-    assert.equal(read.headers.get("etag"), response.headers.get("etag"), "the ETag of the write is the ETag of a read");
-
-    const mine = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants"), 200);
+    const mine = await listMyTenants(api);
     assert.deepEqual(mine.data, [{ tenantId: created.id, name, role: "owner" }]);
     assert.deepEqual(mine.pagination, { limit: 20, offset: 0, total: 1 });
   }));
@@ -94,11 +97,10 @@ Deno.test("POST /v1/tenants: 400 for a missing, blank, unknown or invalid field,
       [{ name: "x".repeat(201) }, "name"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", TENANTS, await api.post("/tenants", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", TENANTS, await api.post("/tenants", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", TENANTS, await api.post("/tenants"), 400, "validation");
-    const mine = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants"), 200);
+    const mine = await listMyTenants(api);
     assert.equal(mine.pagination.total, 0, "nothing was created");
   }));
 
@@ -109,7 +111,7 @@ Deno.test("POST /v1/tenants: 422 when the database refuses a setting, and nothin
     const response = await api.post("/tenants", { name: unique("Spacey"), paymentPageBaseUrl: "https://pay.example/a b" });
     const problem = await expectProblem("POST", TENANTS, response, 422, "unprocessable");
     assert.match(problem.detail, /paymentPageBaseUrl/);
-    const mine = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants"), 200);
+    const mine = await listMyTenants(api);
     assert.equal(mine.pagination.total, 0, "the tenant was not created");
   }));
 
@@ -126,26 +128,20 @@ Deno.test("POST /v1/tenants: 401 without a token and after the session ended", (
 // ---------------------------------------------------------------- GET /v1/tenants
 
 Deno.test("GET /v1/tenants: the caller's tenants with their role, paged", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("a");
     const b = await tenant("b");
-    const bob = await user("bob");
-    await addMember(a.ownerClient, bob, "staff");
+    const bob = await memberOf(a, "staff", "bob");
     await addMember(b.ownerClient, bob, "admin");
     const api = client(bob);
 
-    const all = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants"), 200);
     const expected = [
       { tenantId: a.tenantId, name: a.name, role: "staff" },
       { tenantId: b.tenantId, name: b.name, role: "admin" },
     ].sort((x, y) => (x.name < y.name ? -1 : 1));
+    const order = expected.map((row) => row.tenantId);
+    const all = await expectPaging((query) => listMyTenants(api, query), order, ["?limit=1&offset=1", "?offset=5"], (row) => row.tenantId);
     assert.deepEqual(all.data, expected);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 2 });
-
-    const second = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants?limit=1&offset=1"), 200);
-    assert.deepEqual(second, { data: [expected[1]], pagination: { limit: 1, offset: 1, total: 2 } });
-    const past = await expectStatus<Page<MyTenant>>("GET", TENANTS, await api.get("/tenants?offset=5"), 200);
-    assert.deepEqual(past, { data: [], pagination: { limit: 20, offset: 5, total: 2 } });
   }));
 
 Deno.test("GET /v1/tenants: 400 for a bad query", () =>
@@ -169,10 +165,9 @@ Deno.test("GET /v1/tenants: 401 without a token, with a malformed one, and after
 // ---------------------------------------------------------------- GET /v1/tenants/{tenantId}
 
 Deno.test("GET /v1/tenants/{tenantId}: members read it; others, unknown and malformed ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("read");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
 
     const read = await client(t.owner).get(`/tenants/${t.tenantId}`);
     const body = await expectStatus<Tenant>("GET", TENANT, read, 200);
@@ -273,12 +268,10 @@ Deno.test("PATCH /v1/tenants/{tenantId}: 404 for a non-member, an unknown or mal
   }));
 
 Deno.test("role matrix: PATCH /v1/tenants/{tenantId} — owner and admin may, staff is 403", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const path = `/tenants/${t.tenantId}`;
     await expectMinimal("PATCH", TENANT, await client(t.owner).patch(path, { senderName: "by owner" }), 204);
     await expectMinimal("PATCH", TENANT, await client(admin).patch(path, { senderName: "by admin" }), 204);
@@ -291,12 +284,10 @@ Deno.test("role matrix: PATCH /v1/tenants/{tenantId} — owner and admin may, st
 // ---------------------------------------------------------------- DELETE /v1/tenants/{tenantId}
 
 Deno.test("role matrix: DELETE /v1/tenants/{tenantId} — only an owner; admin and staff are 403, others 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("delete");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const path = `/tenants/${t.tenantId}`;
 
     await expectProblem("DELETE", TENANT, await client(staff).delete(path), 403, "forbidden");
@@ -308,7 +299,7 @@ Deno.test("role matrix: DELETE /v1/tenants/{tenantId} — only an owner; admin a
 
     await expectStatus("DELETE", TENANT, await client(t.owner).delete(path), 204);
     await expectProblem("GET", TENANT, await client(t.owner).get(path), 404, "not-found");
-    const left = await expectStatus<Page<MyTenant>>("GET", TENANTS, await client(staff).get("/tenants"), 200);
+    const left = await listMyTenants(client(staff));
     assert.equal(left.pagination.total, 0, "the tenant's memberships went with it");
   }));
 
@@ -328,20 +319,13 @@ Deno.test("GET members and one member: any member reads them; others, unknown an
     const added = await addMember(t.ownerClient, staff, "staff");
     const api = client(staff);
 
-    const list = await expectStatus<Page<Member>>("GET", MEMBERS, await api.get(`/tenants/${t.tenantId}/members`), 200);
-    assert.deepEqual(
-      list.data.map(({ userId, email, role, fullName }) => ({ userId, email, role, fullName })),
-      [
-        { userId: t.owner.id, email: t.owner.email, role: "owner", fullName: "members-owner" },
-        { userId: staff.id, email: staff.email, role: "staff", fullName: "staff" },
-      ].sort((x, y) => (x.email < y.email ? -1 : 1)),
-    );
-    assert.equal(list.pagination.total, 2);
-    const page = await expectStatus<Page<Member>>("GET", MEMBERS, await api.get(`/tenants/${t.tenantId}/members?limit=1&offset=1`), 200);
-    assert.deepEqual(page.pagination, { limit: 1, offset: 1, total: 2 });
-    assert.equal(page.data.length, 1);
-    const past = await expectStatus<Page<Member>>("GET", MEMBERS, await api.get(`/tenants/${t.tenantId}/members?offset=10`), 200);
-    assert.deepEqual(past, { data: [], pagination: { limit: 20, offset: 10, total: 2 } });
+    const expected = [
+      { userId: t.owner.id, email: t.owner.email, role: "owner", fullName: "members-owner" },
+      { userId: staff.id, email: staff.email, role: "staff", fullName: "staff" },
+    ].sort((x, y) => (x.email < y.email ? -1 : 1));
+    const order = expected.map((row) => row.userId);
+    const list = await expectPaging((query) => listMembers(api, t.tenantId, query), order, ["?limit=1&offset=1", "?offset=10"], (row) => row.userId);
+    assert.deepEqual(list.data.map(({ userId, email, role, fullName }) => ({ userId, email, role, fullName })), expected);
     await expectProblem("GET", MEMBERS, await api.get(`/tenants/${t.tenantId}/members?limit=none`), 400, "validation");
     await expectProblem("GET", MEMBERS, await api.get(`/tenants/${t.tenantId}/members?role=owner`), 400, "validation");
 
@@ -393,11 +377,10 @@ Deno.test("POST members: 201 with the member, or with only Location and ETag; ro
   }));
 
 Deno.test("POST members: 409 for a member already in, 404 for an unknown email, 400 for a bad body", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("add409");
     const path = `/tenants/${t.tenantId}/members`;
-    const carol = await user("carol");
-    await addMember(t.ownerClient, carol, "staff");
+    const carol = await memberOf(t, "staff", "carol");
     const again = await t.ownerClient.post(path, { email: carol.email, role: "admin" });
     assert.match((await expectProblem("POST", MEMBERS, again, 409, "conflict")).detail, /already a member/);
     assert.equal((await expectStatus<Member>("GET", MEMBER, await t.ownerClient.get(`${path}/${carol.id}`), 200)).role, "staff");
@@ -416,13 +399,11 @@ Deno.test("POST members: 409 for a member already in, 404 for an unknown email, 
   }));
 
 Deno.test("role matrix: POST members — owners grant any role, admins all but owner (403), staff none (403)", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("addroles");
     const path = `/tenants/${t.tenantId}/members`;
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
 
     const coOwner = await user("coowner");
     assert.equal((await addMember(t.ownerClient, coOwner, "owner")).role, "owner");
@@ -440,10 +421,9 @@ Deno.test("role matrix: POST members — owners grant any role, admins all but o
 // ---------------------------------------------------------------- PATCH members
 
 Deno.test("PATCH members: 204 with an ETag, or 200 with the member", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("change");
-    const carol = await user("carol");
-    await addMember(t.ownerClient, carol, "staff");
+    const carol = await memberOf(t, "staff", "carol");
     const path = `/tenants/${t.tenantId}/members/${carol.id}`;
 
     const { etag } = await expectMinimal("PATCH", MEMBER, await t.ownerClient.patch(path, { role: "admin" }), 204);
@@ -458,10 +438,9 @@ Deno.test("PATCH members: 204 with an ETag, or 200 with the member", () =>
   }));
 
 Deno.test("PATCH members: 400 for a bad body, 404 for unknown or malformed ids, 409 for the last owner", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("change4xx");
-    const carol = await user("carol");
-    await addMember(t.ownerClient, carol, "staff");
+    const carol = await memberOf(t, "staff", "carol");
     const path = `/tenants/${t.tenantId}/members/${carol.id}`;
     for (const body of [{}, { role: "boss" }, { role: "admin", email: carol.email }]) {
       await expectProblem("PATCH", MEMBER, await t.ownerClient.patch(path, body), 400, "validation");
@@ -498,7 +477,7 @@ Deno.test("role matrix: PATCH members — admins change staff and admins but not
     await expectProblem("PATCH", MEMBER, await staffApi.patch(memberPath(other.id), { role: "admin" }), 403, "forbidden");
     await expectProblem("PATCH", MEMBER, await staffApi.patch(memberPath(staff.id), { role: "admin" }), 403, "forbidden");
 
-    const roles = await expectStatus<Page<Member>>("GET", MEMBERS, await t.ownerClient.get(`/tenants/${t.tenantId}/members`), 200);
+    const roles = await listMembers(t.ownerClient, t.tenantId);
     assert.deepEqual(
       Object.fromEntries(roles.data.map((m) => [m.userId, m.role])),
       { [t.owner.id]: "owner", [admin.id]: "admin", [staff.id]: "staff", [other.id]: "staff" },
@@ -526,12 +505,12 @@ Deno.test("role matrix: DELETE members — managers remove, anyone leaves, staff
     await expectStatus("DELETE", MEMBER, await t.ownerClient.delete(memberPath(staff.id)), 204);
     await expectProblem("GET", MEMBERS, await client(staff).get(`/tenants/${t.tenantId}/members`), 404, "not-found");
 
-    const left = await expectStatus<Page<Member>>("GET", MEMBERS, await t.ownerClient.get(`/tenants/${t.tenantId}/members`), 200);
+    const left = await listMembers(t.ownerClient, t.tenantId);
     assert.deepEqual(left.data.map((m) => m.userId).sort(), [t.owner.id, admin.id].sort());
   }));
 
 Deno.test("DELETE members: 409 for the last owner, 404 for unknown or malformed ids, 401 without a token", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("remove4xx");
     const path = `/tenants/${t.tenantId}/members/${t.owner.id}`;
     assert.match((await expectProblem("DELETE", MEMBER, await t.ownerClient.delete(path), 409, "conflict")).detail, /owner/);
@@ -542,18 +521,16 @@ Deno.test("DELETE members: 409 for the last owner, 404 for unknown or malformed 
     await expectProblem("DELETE", MEMBER, await client(null).delete(path), 401, "unauthorized");
 
     // With a second owner, the first may leave.
-    const second = await user("second");
-    await addMember(t.ownerClient, second, "owner");
+    const second = await memberOf(t, "owner", "second");
     await expectStatus("DELETE", MEMBER, await t.ownerClient.delete(path), 204);
-    const members = await expectStatus<Page<Member>>("GET", MEMBERS, await client(second).get(`/tenants/${t.tenantId}/members`), 200);
+    const members = await listMembers(client(second), t.tenantId);
     assert.deepEqual(members.data.map((m) => [m.userId, m.role]), [[second.id, "owner"]]);
   }));
 
 Deno.test("DELETE members: an admin removing an owner is refused with a documented status", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("removeowner");
-    const admin = await user("admin");
-    await addMember(t.ownerClient, admin, "admin");
+    const admin = await memberOf(t, "admin");
     const refused = await client(admin).delete(`/tenants/${t.tenantId}/members/${t.owner.id}`);
     // The database refuses (only an owner can remove the owner role): a 403, which the
     // contract of this member-access route must list.

@@ -7,12 +7,18 @@ import {
   addMember,
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
+  expectPaging,
   expectProblem,
   expectStatus,
+  listPage,
+  MALFORMED_ID,
+  readBack,
+  readOne,
   representation,
-  resolveLocation,
   unique,
+  UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
 import {
@@ -20,7 +26,6 @@ import {
   createProperty,
   createReservation,
   createUnit,
-  type Page,
   type Reservation,
   type Unit,
 } from "../support/domain.ts";
@@ -28,18 +33,8 @@ import {
 const UNITS = "/v1/units";
 const UNIT = "/v1/units/{id}";
 
-const UNKNOWN_ID = "6c7d8e9f-2a3b-4c4d-9e5f-6a7b8c9d0e1f";
-const MALFORMED_ID = "unit-1";
-
-async function listUnits(api: Client, query = ""): Promise<Page<Unit>> {
-  return await expectStatus<Page<Unit>>("GET", UNITS, await api.get(`/units${query}`), 200);
-}
-
-async function readUnit(api: Client, id: string): Promise<{ unit: Unit; etag: string | null }> {
-  const response = await api.get(`/units/${id}`);
-  const unit = await expectStatus<Unit>("GET", UNIT, response, 200);
-  return { unit, etag: response.headers.get("etag") };
-}
+const listUnits = (api: Client, query = "") => listPage<Unit>(api, UNITS, query);
+const readUnit = (api: Client, id: string) => readOne<Unit>(api, UNIT, { id });
 
 // By property, then name, then id: the list's documented order.
 function inListOrder(units: Unit[]): string[] {
@@ -66,14 +61,10 @@ Deno.test("POST /v1/units with return=representation: 201, the unit, a relative 
     assert.equal(response.headers.get("preference-applied"), "return=representation");
     const raw = response.headers.get("location")!;
     assert.doesNotMatch(raw, /^([a-z]+:|\/)/i, `a relative Location, got ${raw}`);
-    const location = resolveLocation("/units", response);
+    assert.match(response.headers.get("etag") ?? "", /^"[A-Za-z0-9_-]+"$/);
+    const { location, body } = await readBack(t.ownerClient, "/units", response, UNIT);
     assert.equal(location, `/units/${created.id}`);
-    const etag = response.headers.get("etag");
-    assert.match(etag ?? "", /^"[A-Za-z0-9_-]+"$/);
-
-    const read = await t.ownerClient.get(location);
-    assert.deepEqual(await expectStatus("GET", UNIT, read, 200), created);
-    assert.equal(read.headers.get("etag"), etag);
+    assert.deepEqual(body, created);
   }));
 
 Deno.test("POST /v1/units without Prefer: 201, no body, Location and ETag; the defaults are applied", () =>
@@ -83,12 +74,10 @@ Deno.test("POST /v1/units without Prefer: 201, no body, Location and ETag; the d
     const name = unique("Garden Room");
     // The name is trimmed before it is stored.
     const response = await t.ownerClient.post("/units", { propertyId: property.id, name: `  ${name} ` });
-    const { etag, location } = await expectMinimal("POST", UNITS, response, 201);
+    const { location } = await expectMinimal("POST", UNITS, response, 201);
     assert.doesNotMatch(location!, /^([a-z]+:|\/)/i, `a relative Location, got ${location}`);
-    const path = resolveLocation("/units", response);
+    const { location: path, body: unit } = await readBack<Unit>(t.ownerClient, "/units", response, UNIT);
     assert.match(path, /^\/units\/[0-9a-f-]{36}$/);
-    const read = await t.ownerClient.get(path);
-    const unit = await expectStatus<Unit>("GET", UNIT, read, 200);
     assert.deepEqual(
       { ...unit, id: undefined, createdAt: undefined, updatedAt: undefined },
       {
@@ -104,7 +93,6 @@ Deno.test("POST /v1/units without Prefer: 201, no body, Location and ETag; the d
       },
     );
     assert.equal(path, `/units/${unit.id}`);
-    assert.equal(read.headers.get("etag"), etag);
   }));
 
 Deno.test("POST /v1/units: 400 for missing, unknown or invalid fields, and nothing is created", () =>
@@ -133,8 +121,7 @@ Deno.test("POST /v1/units: 400 for missing, unknown or invalid fields, and nothi
       [[valid], "(body)"],
     ];
     for (const [body, path] of cases) {
-      const problem = await expectProblem("POST", UNITS, await t.ownerClient.post("/units", body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("POST", UNITS, await t.ownerClient.post("/units", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", UNITS, await t.ownerClient.post("/units"), 400, "validation");
     assert.equal((await listUnits(t.ownerClient)).pagination.total, 0);
@@ -181,13 +168,11 @@ Deno.test("POST and PATCH /v1/units: 400 for a NUL character in a text field, an
     const t = await tenant("unit-nul");
     const property = await createProperty(t.ownerClient);
     const create = await t.ownerClient.post("/units", { propertyId: property.id, name: "Room\u0000 1" });
-    const created = await expectProblem("POST", UNITS, create, 400, "validation");
-    assert.ok(created.errors?.some((error) => error.path === "name"), JSON.stringify(created));
+    await expectInvalid("POST", UNITS, create, "name");
     const unit = await createUnit(t.ownerClient, property.id);
     const before = await readUnit(t.ownerClient, unit.id);
     const patch = await t.ownerClient.patch(`/units/${unit.id}`, { floor: "1\u0000" });
-    const patched = await expectProblem("PATCH", UNIT, patch, 400, "validation");
-    assert.ok(patched.errors?.some((error) => error.path === "floor"), JSON.stringify(patched));
+    await expectInvalid("PATCH", UNIT, patch, "floor");
     assert.deepEqual(await readUnit(t.ownerClient, unit.id), before);
     assert.deepEqual((await listUnits(t.ownerClient)).data, [unit]);
   }));
@@ -195,11 +180,10 @@ Deno.test("POST and PATCH /v1/units: 400 for a NUL character in a text field, an
 // ---------------------------------------------------------------- GET /v1/units
 
 Deno.test("GET /v1/units: ordered by property and name, paged with a total, readable by staff", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("unit-list");
     const other = await tenant("unit-list-other");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, staff, "staff");
+    const staff = await memberOf(t, "staff");
     const p1 = await createProperty(t.ownerClient);
     const p2 = await createProperty(t.ownerClient);
     const suffix = crypto.randomUUID().slice(0, 8);
@@ -215,20 +199,14 @@ Deno.test("GET /v1/units: ordered by property and name, paged with a total, read
     const order = inListOrder(units);
 
     const api = client(staff, t.tenantId);
-    const all = await listUnits(api);
-    assert.deepEqual(all.data.map((u) => u.id), order);
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 5 });
+    const all = await expectPaging((query) => listUnits(api, query), order, [
+      "?limit=2&offset=1",
+      "?limit=2&offset=4",
+      "?offset=5",
+      "?limit=100",
+    ]);
     // The list carries the same representation GET /units/{id} does.
-    for (const listed of all.data) assert.deepEqual(listed, (await readUnit(api, listed.id)).unit);
-
-    const page = await listUnits(api, "?limit=2&offset=1");
-    assert.deepEqual(page.data.map((u) => u.id), order.slice(1, 3));
-    assert.deepEqual(page.pagination, { limit: 2, offset: 1, total: 5 });
-    const last = await listUnits(api, "?limit=2&offset=4");
-    assert.deepEqual(last.data.map((u) => u.id), order.slice(4));
-    assert.deepEqual(last.pagination, { limit: 2, offset: 4, total: 5 });
-    assert.deepEqual(await listUnits(api, "?offset=5"), { data: [], pagination: { limit: 20, offset: 5, total: 5 } });
-    assert.deepEqual((await listUnits(api, "?limit=100")).pagination, { limit: 100, offset: 0, total: 5 });
+    for (const listed of all.data) assert.deepEqual(listed, (await readUnit(api, listed.id)).body);
   }));
 
 Deno.test("GET /v1/units: filters by propertyId and by status, one or a comma list", () =>
@@ -308,13 +286,12 @@ Deno.test("GET /v1/units: 400 for a bad filter, page or unknown parameter", () =
 // ---------------------------------------------------------------- GET /v1/units/{id}
 
 Deno.test("GET /v1/units/{id}: 200 with an ETag for members; unknown, malformed and other tenants' ids are 404", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const a = await tenant("unit-get-a");
     const b = await tenant("unit-get-b");
     const property = await createProperty(a.ownerClient);
     const unit = await createUnit(a.ownerClient, property.id, { floor: "G" });
-    const staff = await user("staff");
-    await addMember(a.ownerClient, staff, "staff");
+    const staff = await memberOf(a, "staff");
     await addMember(b.ownerClient, staff, "staff");
 
     const read = await client(staff, a.tenantId).get(`/units/${unit.id}`);
@@ -345,8 +322,8 @@ Deno.test("PATCH /v1/units/{id}: 204 with the ETag GET then gives; 200 with the 
     const { etag: etag1 } = await expectMinimal("PATCH", UNIT, await t.ownerClient.patch(path, { capacity: 3 }), 204);
     assert.notEqual(etag1, etag0);
     const after = await readUnit(t.ownerClient, unit.id);
-    assert.deepEqual({ ...after.unit, updatedAt: unit.updatedAt }, { ...unit, capacity: 3 }, "only capacity changed");
-    assert.ok(after.unit.updatedAt > unit.updatedAt, "updatedAt moves on");
+    assert.deepEqual({ ...after.body, updatedAt: unit.updatedAt }, { ...unit, capacity: 3 }, "only capacity changed");
+    assert.ok(after.body.updatedAt > unit.updatedAt, "updatedAt moves on");
     assert.equal(after.etag, etag1);
 
     const name = unique("Renamed");
@@ -355,10 +332,10 @@ Deno.test("PATCH /v1/units/{id}: 204 with the ETag GET then gives; 200 with the 
     assert.equal(response.headers.get("preference-applied"), "return=representation");
     assert.deepEqual(
       { ...updated, updatedAt: undefined },
-      { ...after.unit, name, type: "apartment", floor: null, status: "out_of_service", updatedAt: undefined },
+      { ...after.body, name, type: "apartment", floor: null, status: "out_of_service", updatedAt: undefined },
     );
     const final = await readUnit(t.ownerClient, unit.id);
-    assert.deepEqual(final.unit, updated);
+    assert.deepEqual(final.body, updated);
     assert.equal(final.etag, response.headers.get("etag"));
 
     // Archiving is a status, and an archived unit can come back.
@@ -376,15 +353,15 @@ Deno.test("PATCH /v1/units/{id}: a stale If-Match is 412 with the current ETag a
     const path = `/units/${unit.id}`;
     const { etag: etag0 } = await readUnit(t.ownerClient, unit.id);
 
-    const first = await t.ownerClient.patch(path, { capacity: 4 }, { "if-match": etag0! });
+    const first = await t.ownerClient.patch(path, { capacity: 4 }, { "if-match": etag0 });
     const { etag: etag1 } = await expectMinimal("PATCH", UNIT, first, 204);
     const current = await readUnit(t.ownerClient, unit.id);
-    assert.equal(current.unit.capacity, 4);
+    assert.equal(current.body.capacity, 4);
 
-    const stale = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0! });
+    const stale = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0 });
     await expectProblem("PATCH", UNIT, stale, 412, "precondition-failed");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
-    const staleRepr = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0!, ...representation });
+    const staleRepr = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0, ...representation });
     await expectProblem("PATCH", UNIT, staleRepr, 412, "precondition-failed");
     const weak = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": `W/${etag1}` });
     await expectProblem("PATCH", UNIT, weak, 412, "precondition-failed");
@@ -425,8 +402,7 @@ Deno.test("PATCH /v1/units/{id}: 400 for an empty, unknown or invalid body, and 
       ["capacity=3", "(body)"],
     ];
     for (const [body, field] of cases) {
-      const problem = await expectProblem("PATCH", UNIT, await t.ownerClient.patch(path, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === field), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+      await expectInvalid("PATCH", UNIT, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
     }
     await expectProblem("PATCH", UNIT, await t.ownerClient.patch(path), 400, "validation");
     assert.deepEqual(await readUnit(t.ownerClient, unit.id), before, "nothing changed");
@@ -459,7 +435,7 @@ Deno.test("PATCH /v1/units/{id}: 409 for a name the property already has; 404 fo
     await expectProblem("PATCH", UNIT, theirs, 404, "not-found");
     const theirsConditional = await other.ownerClient.patch(`/units/${one.id}`, { capacity: 9 }, { "if-match": "*" });
     await expectProblem("PATCH", UNIT, theirsConditional, 404, "not-found");
-    assert.deepEqual((await readUnit(t.ownerClient, one.id)).unit, one, "another tenant changed nothing");
+    assert.deepEqual((await readUnit(t.ownerClient, one.id)).body, one, "another tenant changed nothing");
   }));
 
 // ---------------------------------------------------------------- DELETE /v1/units/{id}
@@ -482,7 +458,7 @@ Deno.test("DELETE /v1/units/{id}: 204 for a unit nothing refers to, then 404; 40
     await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${UNKNOWN_ID}`), 404, "not-found");
     await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${MALFORMED_ID}`), 404, "not-found");
     await expectProblem("DELETE", UNIT, await other.ownerClient.delete(`/units/${kept.id}`), 404, "not-found");
-    assert.deepEqual((await readUnit(t.ownerClient, kept.id)).unit, kept, "another tenant's DELETE left it");
+    assert.deepEqual((await readUnit(t.ownerClient, kept.id)).body, kept, "another tenant's DELETE left it");
   }));
 
 // The summary says "delete a unit that nothing refers to yet; otherwise archive it",
@@ -511,7 +487,7 @@ Deno.test("DELETE /v1/units/{id}: 409 while a reservation or a task refers to it
     const archived = await t.ownerClient.patch(`/units/${booked.id}`, { status: "archived" }, representation);
     assert.equal((await expectStatus<Unit>("PATCH", UNIT, archived, 200)).status, "archived");
     await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${booked.id}`), 409, "conflict");
-    assert.equal((await readUnit(t.ownerClient, booked.id)).unit.status, "archived");
+    assert.equal((await readUnit(t.ownerClient, booked.id)).body.status, "archived");
 
     const tasked = await createUnit(t.ownerClient, property.id);
     const task = await t.ownerClient.post(
@@ -526,12 +502,10 @@ Deno.test("DELETE /v1/units/{id}: 409 while a reservation or a task refers to it
 // ---------------------------------------------------------------- role matrix
 
 Deno.test("role matrix: units — owner and admin create, update and delete; staff read but every write is 403 and changes nothing", () =>
-  withFixture(async ({ user, tenant }) => {
+  withFixture(async ({ tenant, memberOf }) => {
     const t = await tenant("unit-roles");
-    const admin = await user("admin");
-    const staff = await user("staff");
-    await addMember(t.ownerClient, admin, "admin");
-    await addMember(t.ownerClient, staff, "staff");
+    const admin = await memberOf(t, "admin");
+    const staff = await memberOf(t, "staff");
     const property = await createProperty(t.ownerClient);
 
     for (const manager of [t.owner, admin]) {
@@ -548,13 +522,13 @@ Deno.test("role matrix: units — owner and admin create, update and delete; sta
     const staffApi = client(staff, t.tenantId);
     assert.deepEqual((await listUnits(staffApi)).data, [kept]);
     const before = await readUnit(staffApi, kept.id);
-    assert.deepEqual(before.unit, kept);
+    assert.deepEqual(before.body, kept);
 
     const create = await staffApi.post("/units", { propertyId: property.id, name: unique("Staff room") }, representation);
     assert.match((await expectProblem("POST", UNITS, create, 403, "forbidden")).detail, /owners and admins/);
     const patch = await staffApi.patch(`/units/${kept.id}`, { capacity: 9 }, representation);
     assert.match((await expectProblem("PATCH", UNIT, patch, 403, "forbidden")).detail, /owners and admins/);
-    const conditional = await staffApi.patch(`/units/${kept.id}`, { capacity: 9 }, { "if-match": before.etag! });
+    const conditional = await staffApi.patch(`/units/${kept.id}`, { capacity: 9 }, { "if-match": before.etag });
     await expectProblem("PATCH", UNIT, conditional, 403, "forbidden");
     const remove = await staffApi.delete(`/units/${kept.id}`);
     assert.match((await expectProblem("DELETE", UNIT, remove, 403, "forbidden")).detail, /owners and admins/);

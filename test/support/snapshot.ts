@@ -1,0 +1,18 @@
+// A tenant's rows in every tenant-owned table, as text: equal snapshots before and after
+// a refused request mean the request changed nothing of the tenant's.
+import type postgres from "postgres";
+
+const TABLES = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
+  "payments", "payment_links", "tasks", "access_codes"];
+
+export async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
+  const parts: string[] = [];
+  for (const table of TABLES) {
+    const column = table === "tenants" ? "id" : "tenant_id";
+    const [row] = await sql`
+      select coalesce(string_agg(t::text, '|' order by t::text), '') as rows
+      from ${sql("public")}.${sql(table)} t where ${sql(column)} = ${tenantId}`;
+    parts.push(`${table}:${row!.rows}`);
+  }
+  return parts.join("\n");
+}
