@@ -6,18 +6,21 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
-# The API reference page (GET /v1/docs) is checked in headless Chromium from
-# Debian's packages (test/docs). Only the tests need it, so it is installed here.
-if ! command -v chromium >/dev/null; then
+# Debian packages only the tests use: chromium renders the API reference page
+# (test/docs), jq runs the README's curl walk-through as written.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v jq >/dev/null || missing+=(jq)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "the tests need Debian's chromium package: run npm test once as root, or: sudo apt-get install -y chromium"
+    echo "the tests need Debian's ${missing[*]}: run npm test once as root, or: sudo apt-get install -y ${missing[*]}"
     echo "0 passed, 1 failed"
     exit 1
   fi
-  echo "installing chromium (for the reference page test)"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
-    ! command -v chromium >/dev/null; then
-    echo "could not install Debian's chromium package"
+  echo "installing ${missing[*]} (for the tests)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
+    ! command -v chromium >/dev/null || ! command -v jq >/dev/null; then
+    echo "could not install Debian's ${missing[*]}"
     echo "0 passed, 1 failed"
     exit 1
   fi
