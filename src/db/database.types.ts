@@ -127,6 +127,128 @@ export type Database = {
           },
         ];
       };
+      "notification_preferences": {
+        Row: {
+          "channel": string;
+          "created_at": string;
+          "enabled": boolean;
+          "template_key": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channel": string;
+          "created_at"?: string;
+          "enabled": boolean;
+          "template_key": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "channel"?: string;
+          "created_at"?: string;
+          "enabled"?: boolean;
+          "template_key"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "notification_preferences_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "notifications": {
+        Row: {
+          "access_code_id": string | null;
+          "attempts": number;
+          "body": string;
+          "channel": string;
+          "created_at": string;
+          "id": string;
+          "provider_message_id": string | null;
+          "recipient_address": string | null;
+          "recipient_id": string | null;
+          "recipient_type": string;
+          "reservation_id": string | null;
+          "sent_at": string | null;
+          "status": string;
+          "status_reason": string | null;
+          "subject": string | null;
+          "template_key": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "access_code_id"?: string | null;
+          "attempts"?: number;
+          "body"?: string;
+          "channel": string;
+          "created_at"?: string;
+          "id"?: string;
+          "provider_message_id"?: string | null;
+          "recipient_address"?: string | null;
+          "recipient_id"?: string | null;
+          "recipient_type": string;
+          "reservation_id"?: string | null;
+          "sent_at"?: string | null;
+          "status"?: string;
+          "status_reason"?: string | null;
+          "subject"?: string | null;
+          "template_key": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "access_code_id"?: string | null;
+          "attempts"?: number;
+          "body"?: string;
+          "channel"?: string;
+          "created_at"?: string;
+          "id"?: string;
+          "provider_message_id"?: string | null;
+          "recipient_address"?: string | null;
+          "recipient_id"?: string | null;
+          "recipient_type"?: string;
+          "reservation_id"?: string | null;
+          "sent_at"?: string | null;
+          "status"?: string;
+          "status_reason"?: string | null;
+          "subject"?: string | null;
+          "template_key"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "notifications_tenant_id_access_code_id_fkey";
+            columns: ["tenant_id", "access_code_id"];
+            isOneToOne: false;
+            referencedRelation: "access_codes";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "notifications_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "notifications_tenant_id_reservation_id_fkey";
+            columns: ["tenant_id", "reservation_id"];
+            isOneToOne: false;
+            referencedRelation: "reservations";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "payment_links": {
         Row: {
           "amount": number;

@@ -1,0 +1,218 @@
+-- Transactional notifications. A domain change inserts a pending notification and
+-- sends its job to the pgmq queue `notifications` in the same transaction, so a
+-- rolled-back change leaves neither; the notifications worker renders and delivers.
+create table public.notifications (
+  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  -- The guest or user it is for; null for a system-audience notification.
+  recipient_id uuid,
+  recipient_type text not null check (recipient_type in ('user', 'guest', 'admin', 'system')),
+  template_key text not null
+    check (template_key in ('checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery')),
+  channel text not null check (channel in ('email', 'sms', 'push', 'in_app')),
+  -- What the notification is about, read when it is rendered.
+  reservation_id uuid,
+  access_code_id uuid,
+  -- Filled when rendered: empty while pending.
+  subject text,
+  body text not null default '',
+  -- `skipped` extends the contract's statuses: an opt-out or a disabled channel, so
+  -- that no notification stays pending for ever.
+  status text not null default 'pending' check (status in ('pending', 'sent', 'failed', 'skipped')),
+  -- Why it failed or was skipped, in words an operator can act on.
+  status_reason text check (length(status_reason) <= 2000),
+  attempts integer not null default 0 check (attempts >= 0),
+  recipient_address text,
+  provider_message_id text,
+  sent_at timestamptz,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  primary key (tenant_id, id),
+  foreign key (tenant_id, reservation_id)
+    references public.reservations (tenant_id, id) on delete set null (reservation_id),
+  foreign key (tenant_id, access_code_id)
+    references public.access_codes (tenant_id, id) on delete set null (access_code_id),
+  check ((status = 'sent') = (sent_at is not null))
+);
+
+create index notifications_tenant_created_idx on public.notifications (tenant_id, created_at desc, id desc);
+create index notifications_tenant_status_idx on public.notifications (tenant_id, status) where status in ('pending', 'failed');
+create index notifications_tenant_reservation_idx on public.notifications (tenant_id, reservation_id)
+  where reservation_id is not null;
+create index notifications_tenant_access_code_idx on public.notifications (tenant_id, access_code_id)
+  where access_code_id is not null;
+
+-- One row per (template, channel) and tenant; no row means enabled.
+create table public.notification_preferences (
+  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  -- The four event templates and the names the operator settings screen uses.
+  template_key text not null check (template_key in (
+    'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
+    'check_in_alerts', 'nightly_summary', 'marketing_emails')),
+  channel text not null check (channel in ('email', 'sms', 'push', 'in_app')),
+  enabled boolean not null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  primary key (tenant_id, template_key, channel)
+);
+
+-- pending -> sent | failed | skipped. An operator retries a failed notification by
+-- setting it pending again (private.retry_notification); nothing else moves back.
+create or replace function private.notification_before_update()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if (new.template_key, new.channel, new.recipient_type, new.recipient_id, new.reservation_id, new.access_code_id)
+     is distinct from (old.template_key, old.channel, old.recipient_type, old.recipient_id, old.reservation_id, old.access_code_id)
+     and pg_trigger_depth() = 1 then
+    raise exception 'a notification''s template, channel, recipient and subject matter cannot change' using errcode = '42501';
+  end if;
+  if new.status is distinct from old.status
+     and not (old.status = 'pending' or (old.status = 'failed' and new.status = 'pending')) then
+    raise exception 'a % notification cannot become %', old.status, new.status
+      using errcode = 'PT409', hint = case when old.status = 'failed' then 'a failed notification can only be retried'
+                                           else format('%s is final', old.status) end;
+  end if;
+  -- Nested: the foreign keys clearing a deleted reservation or code, which a sent
+  -- notification must let go of too.
+  if old.status = 'sent' and new is distinct from old and pg_trigger_depth() = 1 then
+    raise exception 'a sent notification cannot change' using errcode = 'PT409';
+  end if;
+  return new;
+end
+$$;
+
+create trigger notification_before_update before update on public.notifications
+  for each row execute function private.notification_before_update();
+create trigger forbid_tenant_change before update on public.notifications
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.notifications
+  for each row execute function private.touch_updated_at();
+create trigger forbid_tenant_change before update on public.notification_preferences
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.notification_preferences
+  for each row execute function private.touch_updated_at();
+
+do $$
+begin
+  if not exists (select 1 from pgmq.list_queues() q where q.queue_name = 'notifications') then
+    perform pgmq.create('notifications');
+  end if;
+end
+$$;
+
+-- Runs as owner: members cannot write notifications or the queue, yet every change
+-- they make that guests must hear about has to leave both behind.
+create or replace function private.enqueue_notification(
+  tenant uuid, template text, guest uuid, reservation uuid, access_code uuid default null
+) returns uuid
+language plpgsql security definer
+set search_path = ''
+as $$
+declare
+  notification_id uuid;
+begin
+  insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, reservation_id, access_code_id)
+  values (tenant, guest, 'guest', template, 'email', reservation, access_code)
+  returning id into notification_id;
+  perform pgmq.send('notifications', jsonb_build_object('notificationId', notification_id, 'tenantId', tenant));
+  return notification_id;
+end
+$$;
+revoke all on function private.enqueue_notification(uuid, text, uuid, uuid, uuid) from public;
+
+create or replace function private.notify_reservation_status()
+returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  perform private.enqueue_notification(new.tenant_id,
+    case new.status when 'checked_in' then 'checkin_reminder'
+                    when 'checked_out' then 'checkout_summary'
+                    else 'reservation_cancelled' end,
+    new.guest_id, new.id);
+  return null;
+end
+$$;
+
+create trigger notify_reservation_status after update of status on public.reservations
+  for each row when (new.status in ('checked_in', 'checked_out', 'cancelled') and old.status is distinct from new.status)
+  execute function private.notify_reservation_status();
+
+create or replace function private.notify_access_code_created()
+returns trigger
+language plpgsql security definer
+set search_path = ''
+as $$
+begin
+  perform private.enqueue_notification(new.tenant_id, 'access_code_delivery', r.guest_id, new.reservation_id, new.id)
+  from public.reservations r
+  where r.tenant_id = new.tenant_id and r.id = new.reservation_id;
+  return null;
+end
+$$;
+
+create trigger notify_access_code_created after insert on public.access_codes
+  for each row execute function private.notify_access_code_created();
+
+-- For operators in the dashboard's SQL editor: a failed notification goes back to
+-- pending with a new job. Returns false when it is not failed.
+create or replace function private.retry_notification(notification_id uuid)
+returns boolean
+language plpgsql
+set search_path = ''
+as $$
+declare
+  tenant uuid;
+begin
+  update public.notifications n
+  set status = 'pending', status_reason = null, attempts = 0
+  where n.id = notification_id and n.status = 'failed'
+  returning n.tenant_id into tenant;
+  if tenant is null then
+    return false;
+  end if;
+  perform pgmq.send('notifications', jsonb_build_object('notificationId', notification_id, 'tenantId', tenant));
+  return true;
+end
+$$;
+revoke all on function private.retry_notification(uuid) from public;
+
+alter table public.notifications enable row level security;
+alter table public.notification_preferences enable row level security;
+revoke all on public.notifications, public.notification_preferences from anon;
+revoke insert, update, delete on public.notifications from authenticated;
+
+create policy "members read notifications" on public.notifications
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+
+create policy "members read notification preferences" on public.notification_preferences
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create notification preferences" on public.notification_preferences
+  for insert to authenticated
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers update notification preferences" on public.notification_preferences
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete notification preferences" on public.notification_preferences
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+-- The worker reads the job's tenant only and writes nothing but delivery outcomes.
+grant select on public.notifications, public.notification_preferences to background_worker;
+grant update (subject, body, status, status_reason, attempts, recipient_address, provider_message_id, sent_at)
+  on public.notifications to background_worker;
+create policy "background jobs read the job's notifications" on public.notifications
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs record deliveries" on public.notifications
+  for update to background_worker
+  using (tenant_id = (select private.request_tenant_id()))
+  with check (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs read the job's preferences" on public.notification_preferences
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));

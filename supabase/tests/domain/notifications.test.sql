@@ -1,0 +1,108 @@
+-- Notifications: the domain's changes enqueue them in the same transaction, RLS keeps
+-- them per tenant, the worker's role reads one tenant and records outcomes only.
+begin;
+\ir ../helpers/setup.psql
+select plan(24);
+
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
+select tests.make_tenant('Beta') as beta \gset
+select (:'beta'::jsonb ->> 'tenants')::uuid as beta_tenant \gset
+
+create function tests.jobs_for(notification uuid) returns bigint
+language sql security definer set search_path = ''
+as $$ select count(*) from pgmq.q_notifications q where q.message ->> 'notificationId' = notification::text $$;
+
+create function tests.job_of(notification uuid) returns jsonb
+language sql security definer set search_path = ''
+as $$ select q.message from pgmq.q_notifications q where q.message ->> 'notificationId' = notification::text $$;
+
+create function tests.jobs_of_tenant(tenant uuid) returns bigint
+language sql security definer set search_path = ''
+as $$ select count(*) from pgmq.q_notifications q where q.message ->> 'tenantId' = tenant::text $$;
+
+create function tests.notification_for(reservation uuid, template text) returns uuid
+language sql security definer set search_path = ''
+as $$ select n.id from public.notifications n where n.reservation_id = reservation and n.template_key = template $$;
+
+select tests.act_as('Alpha_staff', tests.fx('tenants'));
+
+-- Checking in leaves a pending email to the guest and its job.
+update public.reservations set status = 'checked_in' where id = tests.fx('reservations');
+select tests.notification_for(tests.fx('reservations'), 'checkin_reminder') as checkin \gset
+select results_eq(format('select recipient_type, recipient_id, channel, status, body, sent_at from public.notifications where id = %L', :'checkin'),
+  format($$values ('guest'::text, %L::uuid, 'email'::text, 'pending'::text, ''::text, null::timestamptz)$$, tests.fx('guests')),
+  'checking in enqueues a pending email to the guest');
+select is(tests.jobs_for(:'checkin'), 1::bigint, 'and one job for it');
+select is(tests.job_of(:'checkin'),
+  jsonb_build_object('notificationId', :'checkin'::uuid, 'tenantId', tests.fx('tenants')), 'the job names the notification and the tenant');
+
+update public.reservations set status = 'checked_out' where id = tests.fx('reservations');
+select isnt(tests.notification_for(tests.fx('reservations'), 'checkout_summary'), null, 'checking out enqueues the summary');
+
+-- A rolled-back change leaves neither a notification nor a job.
+insert into public.reservations (property_id, unit_id, guest_id, check_in, check_out, status)
+  values (tests.fx('properties'), tests.fx('unit2'), tests.fx('guests'), '2031-01-01', '2031-01-03', 'confirmed')
+  returning id as second_stay \gset
+select tests.jobs_of_tenant(tests.fx('tenants')) as jobs_before \gset
+savepoint before_cancel;
+update public.reservations set status = 'cancelled' where id = :'second_stay';
+select isnt(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'cancelling enqueues the cancellation');
+rollback to savepoint before_cancel;
+select is(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'a rolled-back cancellation leaves no notification');
+select is(tests.jobs_of_tenant(tests.fx('tenants')), :'jobs_before'::bigint,
+  'and no job');
+
+insert into public.access_codes (reservation_id) values (:'second_stay') returning id as code \gset
+select results_eq(format('select template_key, access_code_id, reservation_id from public.notifications where access_code_id = %L', :'code'),
+  format($$values ('access_code_delivery'::text, %L::uuid, %L::uuid)$$, :'code', :'second_stay'),
+  'a new door code enqueues its delivery');
+update public.reservations set notes = 'Late arrival' where id = :'second_stay';
+select is((select count(*) from public.notifications where reservation_id = :'second_stay'), 1::bigint,
+  'other changes enqueue nothing');
+
+-- Members read their tenant's notifications and write none.
+select throws_ok(format('update public.notifications set status = ''sent'', sent_at = now() where id = %L', :'checkin'), '42501', null,
+  'members cannot mark a notification sent');
+select throws_ok(format('insert into public.notifications (recipient_type, template_key, channel) values (''guest'', ''checkin_reminder'', ''email'')'),
+  '42501', null, 'members cannot write notifications');
+select tests.act_as('Beta_owner', :'beta_tenant');
+select is((select count(*) from public.notifications where tenant_id = tests.fx('tenants')), 0::bigint,
+  'another tenant''s members see none of them');
+
+-- The worker's role: the job's tenant only, outcomes only.
+select tests.act_as_worker(:'beta_tenant');
+select is((select count(*) from public.notifications where tenant_id = tests.fx('tenants')), 0::bigint,
+  'the worker in Beta''s context reads none of Alpha''s notifications');
+select is(tests.rows_changed(format('update public.notifications set status = ''sent'', sent_at = now() where id = %L', :'checkin')),
+  0::bigint, 'nor changes them');
+select tests.act_as_worker(tests.fx('tenants'));
+select lives_ok(format('update public.notifications set subject = ''Welcome'', body = ''<p>Welcome</p>'', status = ''sent'', sent_at = now(), attempts = 1 where id = %L', :'checkin'),
+  'the worker records a delivery');
+select throws_ok(format('update public.notifications set template_key = ''checkout_summary'' where id = %L',
+  tests.notification_for(tests.fx('reservations'), 'checkout_summary')), '42501', null, 'the worker cannot change what a notification is');
+select throws_ok(format('update public.notifications set status = ''failed'', sent_at = null where id = %L', :'checkin'), 'PT409',
+  'a sent notification cannot become failed', 'sent is final');
+update public.notifications set status = 'failed', status_reason = 'mailbox does not exist', attempts = 1
+  where id = tests.notification_for(tests.fx('reservations'), 'checkout_summary');
+
+-- An operator retries a failed notification from the SQL editor.
+select tests.act_as_operator();
+select tests.notification_for(tests.fx('reservations'), 'checkout_summary') as failed_one \gset
+select is(private.retry_notification(:'failed_one'), true, 'a failed notification can be retried');
+select results_eq(format('select status, status_reason, attempts from public.notifications where id = %L', :'failed_one'),
+  $$values ('pending'::text, null::text, 0)$$, 'it is pending again');
+select is(tests.jobs_for(:'failed_one'), 2::bigint, 'with a new job');
+select is(private.retry_notification(:'checkin'), false, 'a sent notification is not retried');
+
+-- Preferences: managers set them, for known templates and channels.
+select tests.act_as('Alpha_staff', tests.fx('tenants'));
+select throws_ok($$insert into public.notification_preferences (template_key, channel, enabled) values ('checkin_reminder', 'email', false)$$,
+  '42501', null, 'staff cannot change preferences');
+select tests.act_as('Alpha_admin', tests.fx('tenants'));
+select lives_ok($$insert into public.notification_preferences (template_key, channel, enabled) values ('marketing_emails', 'email', false)$$,
+  'an admin opts the tenant out of a settings-screen template');
+select throws_ok($$insert into public.notification_preferences (template_key, channel, enabled) values ('checkin_reminder', 'fax', false)$$,
+  '23514', null, 'channels are email, sms, push and in_app');
+
+select * from finish();
+rollback;
