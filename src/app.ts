@@ -10,6 +10,7 @@ import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
 import { guestEndpoints } from "./guests/handlers.ts";
+import { notificationEndpoints } from "./notifications/handlers.ts";
 import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
 import { ratePlanEndpoints } from "./rate-plans/handlers.ts";
@@ -41,6 +42,7 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...paymentEndpoints(scope),
     ...accessCodeEndpoints(scope),
     ...taskEndpoints(scope),
+    ...notificationEndpoints(scope),
   ];
 }
 

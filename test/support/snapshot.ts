@@ -3,7 +3,7 @@
 import type postgres from "postgres";
 
 const TABLES = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
-  "payments", "payment_links", "tasks", "access_codes"];
+  "payments", "payment_links", "tasks", "access_codes", "notifications", "notification_preferences"];
 
 export async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
   const parts: string[] = [];

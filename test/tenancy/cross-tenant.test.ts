@@ -26,6 +26,7 @@ const bodies: Record<string, unknown> = {
   createPaymentLink: {},
   createAccessCode: {},
   updateTask: { title: "changed" },
+  setNotificationPreference: { templateKey: "checkin_reminder", channel: "email", enabled: false },
   changeTaskStatus: { status: "cancelled" },
 };
 
@@ -56,10 +57,13 @@ Deno.test("tenant B's member gets 404 for each of tenant A's ids, on every id ro
     const paymentLink = await made(`/reservations/${reservation}/payment-link`, {});
     const accessCode = await made(`/reservations/${reservation}/access-codes`, {});
     const task = await made("/tasks", { propertyId: property, unitId: unit, type: "maintenance", title: "Fix the tap" });
+    // The door code's delivery, enqueued by the database.
+    const notices = await (await owner.get(`/notifications?reservationId=${reservation}`)).json() as { data: { id: string }[] };
+    const notification = notices.data[0]!.id;
 
     const idsByCollection: Record<string, string> = {
       properties: property, units: unit, "rate-plans": ratePlan, guests: guest, reservations: reservation,
-      payments: payment, "payment-links": paymentLink, tasks: task,
+      payments: payment, "payment-links": paymentLink, tasks: task, notifications: notification,
     };
     const fill = (template: string) =>
       template.replace(/\/([a-z-]+)\/\{id\}/, (_, collection: string) => {

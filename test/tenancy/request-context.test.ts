@@ -108,6 +108,7 @@ function bodiesFor(f: { propertyId: string; unitId: string; guestId: string; rat
     createTask: { propertyId: f.propertyId, unitId: f.unitId, type: "maintenance", title: "Probe task" },
     updateTask: { title: "changed by a probe" },
     changeTaskStatus: { status: "in_progress" },
+    setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
   };
   return bodies;
 }
@@ -155,6 +156,9 @@ async function world(fixture: Fixture): Promise<World> {
   const task = await made("/tasks", "/v1/tasks", {
     propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
   });
+  // The door code's delivery, enqueued by the database.
+  const notices = await (await owner.get(`/notifications?reservationId=${reservation.id}`)).json() as { data: { id: string }[] };
+  const notification = notices.data[0]!.id;
 
   return {
     a,
@@ -167,6 +171,7 @@ async function world(fixture: Fixture): Promise<World> {
       byCollection: {
         properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
+        notifications: notification,
       },
     },
     bodies: bodiesFor({

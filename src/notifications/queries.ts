@@ -1,0 +1,42 @@
+import type { Transaction } from "kysely";
+import type { z } from "zod";
+import { camelSelection } from "../db/columns.ts";
+import type { DB } from "../db/database.ts";
+import { type Page, paginate } from "../db/pagination.ts";
+import type { listNotificationsQuery, setPreferenceBody } from "./schema.ts";
+
+const notificationColumns = camelSelection([
+  "id", "tenant_id", "recipient_id", "recipient_type", "template_key", "channel", "subject", "body", "status",
+  "status_reason", "attempts", "reservation_id", "access_code_id", "sent_at", "created_at", "updated_at",
+]);
+
+const preferenceColumns = camelSelection(["template_key", "channel", "enabled", "updated_at"]);
+
+// RLS limits every query to the request's tenant (contract rule 3).
+export function listNotifications(db: Transaction<DB>, filter: z.output<typeof listNotificationsQuery>, page: Page) {
+  let query = db.selectFrom("notifications").select(notificationColumns)
+    .orderBy("created_at", "desc").orderBy("id", "desc");
+  if (filter.status) query = query.where("status", "in", filter.status);
+  if (filter.templateKey) query = query.where("template_key", "in", filter.templateKey);
+  if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
+  return paginate(query, page);
+}
+
+export function findNotification(db: Transaction<DB>, id: string) {
+  return db.selectFrom("notifications").select(notificationColumns).where("id", "=", id).executeTakeFirst();
+}
+
+export function listPreferences(db: Transaction<DB>, page: Page) {
+  const query = db.selectFrom("notification_preferences").select(preferenceColumns)
+    .orderBy("template_key").orderBy("channel");
+  return paginate(query, page);
+}
+
+// Contract rule 1: one row per (templateKey, channel), created or updated.
+export function upsertPreference(db: Transaction<DB>, input: z.output<typeof setPreferenceBody>) {
+  return db.insertInto("notification_preferences")
+    .values({ template_key: input.templateKey, channel: input.channel, enabled: input.enabled })
+    .onConflict((conflict) => conflict.columns(["tenant_id", "template_key", "channel"]).doUpdateSet({ enabled: input.enabled }))
+    .returning(preferenceColumns)
+    .executeTakeFirstOrThrow();
+}
