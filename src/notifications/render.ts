@@ -1,0 +1,181 @@
+// Renders a transactional email from the compiled templates: pure, no I/O. The
+// MJML was compiled to HTML at build time (scripts/build-templates.ts); here only
+// the placeholders are filled. Values are formatted for the guest (their locale)
+// and the property (its time zone and local times), HTML-escaped in the HTML
+// part, left as they are in the text part, and made single-line in the subject.
+// A template that refers to anything the data does not provide throws.
+
+import { compiledTemplates } from "./templates/compiled.ts";
+import { isTemplateKey, type TemplateKey, templateKeys } from "./templates/sources.ts";
+import { fillTemplate, TemplateError, type TemplateValues } from "./templates/syntax.ts";
+
+export { isTemplateKey, TemplateError, type TemplateKey, templateKeys, type TemplateValues };
+
+export interface TemplateData {
+  /** The guest's BCP 47 locale (guests.locale), for numbers, money and dates. */
+  locale: string;
+  guest: { firstName: string; lastName: string };
+  property: {
+    name: string;
+    /** IANA time zone: access code times are shown in it. */
+    timezone: string;
+    addressLine1: string | null;
+    city: string | null;
+    phone: string | null;
+    email: string | null;
+    /** "HH:MM:SS" (or "HH:MM"), local to the property. */
+    checkInTime: string;
+    checkOutTime: string;
+  };
+  unit: { name: string } | null;
+  reservation: {
+    confirmationCode: string;
+    /** "YYYY-MM-DD", the property's calendar dates. */
+    checkIn: string;
+    checkOut: string;
+    adults: number;
+    children: number;
+    /** Amounts in the currency's minor units. */
+    totalAmount: number;
+    amountPaid: number;
+    balance: number;
+    /** ISO 4217. */
+    currency: string;
+    cancellationReason: string | null;
+  };
+  /** Required by access_code_delivery. validFrom and validUntil are RFC 3339 instants. */
+  accessCode?: { code: string; validFrom: string; validUntil: string };
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEmail {
+  if (!isTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
+  const template = compiledTemplates[key];
+  const values = templateValues(data);
+  return {
+    subject: fillTemplate(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
+    html: fillTemplate(template.html, values, escapeHtml),
+    text: fillTemplate(template.text, values, (value) => value),
+  };
+}
+
+/**
+ * The values the templates can refer to, formatted. A null value is one the
+ * data does not have (no unit, no phone, no reason): templates show it only
+ * inside its {{#name}} block. The accessCode.* names exist only when the data
+ * has an access code.
+ */
+export function templateValues(data: TemplateData): TemplateValues {
+  const locale = usableLocale(data.locale);
+  const { guest, property, unit, reservation, accessCode } = data;
+  const money = moneyFormatter(locale, reservation.currency);
+  const nights = nightsBetween(reservation.checkIn, reservation.checkOut);
+  const number = new Intl.NumberFormat(locale);
+  const count = (n: number, one: string, many: string) => `${number.format(n)} ${n === 1 ? one : many}`;
+  const address = [property.addressLine1, property.city].filter((part): part is string => !!part?.trim()).join(", ");
+  const values: Record<string, string | null> = {
+    "guest.firstName": guest.firstName,
+    "guest.lastName": guest.lastName,
+    "guest.fullName": `${guest.firstName} ${guest.lastName}`.trim(),
+    "property.name": property.name,
+    "property.timezone": property.timezone,
+    "property.address": address || null,
+    "property.phone": property.phone || null,
+    "property.email": property.email || null,
+    "property.checkInTime": formatClockTime(locale, property.checkInTime),
+    "property.checkOutTime": formatClockTime(locale, property.checkOutTime),
+    "unit.name": unit?.name || null,
+    "reservation.confirmationCode": reservation.confirmationCode,
+    "reservation.checkIn": formatDate(locale, reservation.checkIn),
+    "reservation.checkOut": formatDate(locale, reservation.checkOut),
+    "reservation.nights": count(nights, "night", "nights"),
+    "reservation.guests": [
+      count(reservation.adults, "adult", "adults"),
+      ...(reservation.children > 0 ? [count(reservation.children, "child", "children")] : []),
+    ].join(", "),
+    "reservation.total": money(reservation.totalAmount),
+    "reservation.paid": money(reservation.amountPaid),
+    "reservation.balance": money(reservation.balance),
+    "reservation.balanceDue": reservation.balance > 0 ? money(reservation.balance) : null,
+    "reservation.cancellationReason": reservation.cancellationReason?.trim() || null,
+  };
+  if (accessCode) {
+    values["accessCode.code"] = accessCode.code;
+    values["accessCode.validFrom"] = formatInstant(locale, property.timezone, accessCode.validFrom);
+    values["accessCode.validUntil"] = formatInstant(locale, property.timezone, accessCode.validUntil);
+  }
+  return values;
+}
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => htmlEntities[char] ?? char);
+}
+
+const htmlEntities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+// A subject is one header line: no line breaks or other control characters.
+function singleLine(value: string): string {
+  // deno-lint-ignore no-control-regex
+  return value.replace(/[\u0000-\u001f\u007f]+/g, " ");
+}
+
+// A well-formed tag that no locale data matches still formats (Intl falls back);
+// only a malformed one would throw, and then English is better than no email.
+function usableLocale(locale: string): string {
+  try {
+    return Intl.getCanonicalLocales(locale)[0] ?? "en";
+  } catch {
+    return "en";
+  }
+}
+
+// Minor units to the currency's major unit by its own fraction digits (EUR 2, JPY 0, KWD 3).
+function moneyFormatter(locale: string, currency: string): (minor: number) => string {
+  const format = new Intl.NumberFormat(locale, { style: "currency", currency });
+  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+  return (minor) => {
+    if (!Number.isSafeInteger(minor)) throw new TemplateError(`amount ${minor} is not a whole number of minor units`);
+    return format.format(minor / 10 ** digits);
+  };
+}
+
+function calendarDate(value: string): Date {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
+  if (!date || date.toISOString().slice(0, 10) !== value) throw new TemplateError(`${JSON.stringify(value)} is not a YYYY-MM-DD date`);
+  return date;
+}
+
+function nightsBetween(checkIn: string, checkOut: string): number {
+  return Math.round((calendarDate(checkOut).getTime() - calendarDate(checkIn).getTime()) / 86_400_000);
+}
+
+// A stay date is the property's calendar date already: formatted as is (in UTC, so no zone shifts it).
+function formatDate(locale: string, value: string): string {
+  return new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })
+    .format(calendarDate(value));
+}
+
+// A property's check-in or check-out time of day, in the guest's clock style (15:00 or 3:00 PM).
+function formatClockTime(locale: string, value: string): string {
+  const match = /^([01]\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?$/.exec(value);
+  if (!match) throw new TemplateError(`${JSON.stringify(value)} is not a HH:MM:SS time`);
+  return new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", timeZone: "UTC" })
+    .format(new Date(Date.UTC(1970, 0, 1, Number(match[1]), Number(match[2]))));
+}
+
+// An instant, on the property's wall clock.
+function formatInstant(locale: string, timeZone: string, value: string): string {
+  const instant = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(instant)) {
+    throw new TemplateError(`${JSON.stringify(value)} is not an RFC 3339 timestamp`);
+  }
+  return new Intl.DateTimeFormat(locale, {
+    weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "numeric", minute: "2-digit", timeZone,
+  }).format(instant);
+}

@@ -1,0 +1,109 @@
+// The placeholder language of every template part (subject, text and HTML), a
+// small subset of Mustache:
+//   {{name}}                 the value of name (a dotted path, like property.name)
+//   {{#name}} ... {{/name}}  the block, only when name has a value (is not null)
+//   {{^name}} ... {{/name}}  the block, only when name is null
+// A line holding nothing but section tags goes away whole, so an optional line
+// leaves no blank line behind. There is no way to fall back on an empty string:
+// a name the data does not provide, or a null value outside its {{#name}} block,
+// is a TemplateError, never a silently empty hole in a guest's email.
+
+export type TemplateValues = Readonly<Record<string, string | null>>;
+
+export class TemplateError extends Error {
+  override name = "TemplateError";
+}
+
+type Node =
+  | { kind: "text"; text: string }
+  | { kind: "value"; name: string }
+  | { kind: "section"; name: string; inverted: boolean; children: Node[] };
+
+const namePattern = "[A-Za-z][A-Za-z0-9_]*(?:\\.[A-Za-z][A-Za-z0-9_]*)*";
+const tagPattern = new RegExp(`\\{\\{\\s*([#^/]?)\\s*(${namePattern})\\s*\\}\\}`, "g");
+const standaloneSectionLine = new RegExp(
+  `^[ \\t]*((?:\\{\\{\\s*[#^/]\\s*${namePattern}\\s*\\}\\}[ \\t]*)+)\\r?\\n`,
+  "gm",
+);
+
+function parse(source: string): Node[] {
+  const prepared = source.replace(standaloneSectionLine, (_line, tags: string) => tags.replace(/[ \t]+$/, ""));
+  const root: Node[] = [];
+  const open: { name: string; children: Node[] }[] = [];
+  let children = root;
+  let at = 0;
+  const addText = (text: string) => {
+    const stray = text.indexOf("{{");
+    if (stray >= 0) {
+      throw new TemplateError(`malformed placeholder near "${text.slice(stray, stray + 40)}"`);
+    }
+    if (text) children.push({ kind: "text", text });
+  };
+  for (const match of prepared.matchAll(tagPattern)) {
+    const [tag, sigil, name] = match as unknown as [string, string, string];
+    addText(prepared.slice(at, match.index));
+    at = match.index + tag.length;
+    if (sigil === "#" || sigil === "^") {
+      const section: Node = { kind: "section", name, inverted: sigil === "^", children: [] };
+      children.push(section);
+      open.push({ name, children });
+      children = section.children;
+    } else if (sigil === "/") {
+      const closing = open.pop();
+      if (!closing || closing.name !== name) {
+        throw new TemplateError(`{{/${name}}} closes ${closing ? `{{#${closing.name}}}` : "no open section"}`);
+      }
+      children = closing.children;
+    } else {
+      children.push({ kind: "value", name });
+    }
+  }
+  addText(prepared.slice(at));
+  const unclosed = open.pop();
+  if (unclosed) throw new TemplateError(`{{#${unclosed.name}}} is never closed`);
+  return root;
+}
+
+function lookup(values: TemplateValues, name: string): string | null {
+  if (!Object.hasOwn(values, name)) {
+    throw new TemplateError(`the template uses {{${name}}}, which the data does not provide`);
+  }
+  return values[name] ?? null;
+}
+
+function fill(nodes: Node[], values: TemplateValues, encode: (value: string) => string): string {
+  let out = "";
+  for (const node of nodes) {
+    if (node.kind === "text") {
+      out += node.text;
+    } else if (node.kind === "value") {
+      const value = lookup(values, node.name);
+      if (value === null) {
+        throw new TemplateError(`{{${node.name}}} has no value here: use it inside {{#${node.name}}}...{{/${node.name}}}`);
+      }
+      out += encode(value);
+    } else if ((lookup(values, node.name) === null) === node.inverted) {
+      out += fill(node.children, values, encode);
+    }
+  }
+  return out;
+}
+
+/** The template with every placeholder replaced by its value passed through encode. Throws TemplateError. */
+export function fillTemplate(source: string, values: TemplateValues, encode: (value: string) => string): string {
+  return fill(parse(source), values, encode);
+}
+
+/** Every name a template refers to, in values and in sections, each once, sorted. Throws TemplateError. */
+export function placeholderNames(source: string): string[] {
+  const names = new Set<string>();
+  const visit = (nodes: Node[]) => {
+    for (const node of nodes) {
+      if (node.kind === "text") continue;
+      names.add(node.name);
+      if (node.kind === "section") visit(node.children);
+    }
+  };
+  visit(parse(source));
+  return [...names].sort();
+}
