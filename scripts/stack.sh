@@ -20,6 +20,7 @@ API_PORT=54321
 MAIL_PORT=54324
 AUTH_PORT=54325
 FUNCTIONS_FIRST_PORT=54330
+WORKER_EVERY_SECONDS=10
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
 AUTH_MODULE="github.com/supabase/auth"
 AUTH_COMMIT="0204331ca41a5b49f076b6fa3dc6c0d20b996590"
@@ -259,7 +260,9 @@ ensure_http_processes() {
         SUPABASE_URL="http://127.0.0.1:$API_PORT" SUPABASE_DB_URL="$DB_URL" \
         SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY" \
         AUTH_URL="http://127.0.0.1:$AUTH_PORT" AUTH_JWT_SECRET="$JWT_SECRET" \
-        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" \
+        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" SENDGRID_API_KEY="SG.local-capture" \
+        NOTIFICATIONS_FROM_EMAIL="stays@pms.test" NOTIFICATIONS_FROM_NAME="PMS local" \
+        NOTIFICATIONS_RETRY_BASE_SECONDS=1 NOTIFICATIONS_RETRY_MAX_SECONDS=30 \
         -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
         --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
     fi
@@ -276,6 +279,26 @@ ensure_http_processes() {
   for name in $(function_names); do
     wait_for_function "$name" 120
   done
+  ensure_scheduler
+}
+
+# Runs the notifications worker every WORKER_EVERY_SECONDS, as pg_cron does on a
+# hosted project; `stack.sh scheduler off` pauses it (the tests drive the worker).
+ensure_scheduler() {
+  [ -f "$RUN/scheduler.off" ] && return
+  pid_alive scheduler && return
+  start_process scheduler DENO_DIR="$STATE/deno" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+    "$ROOT/local/scheduler/main.ts" --url "http://127.0.0.1:$API_PORT/functions/v1/notifications-worker" \
+    --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
+}
+
+scheduler() {
+  mkdir -p "$RUN"
+  case "${1:-}" in
+    off) touch "$RUN/scheduler.off"; stop_process scheduler; say "the notifications schedule is paused" ;;
+    on) rm -f "$RUN/scheduler.off"; load_keys; ensure_scheduler; say "the notifications worker runs every ${WORKER_EVERY_SECONDS}s" ;;
+    *) die "usage: stack.sh scheduler on|off" ;;
+  esac
 }
 
 stop_http_processes() {
@@ -342,5 +365,6 @@ case "${1:-up}" in
   stop) stop ;;
   reset) reset ;;
   status) print_status ;;
-  *) die "usage: stack.sh up|stop|reset|status" ;;
+  scheduler) scheduler "${2:-}" ;;
+  *) die "usage: stack.sh up|stop|reset|status|scheduler on|off" ;;
 esac

@@ -1,0 +1,19 @@
+// The local stand-in for pg_cron + pg_net: calls the notifications worker through the
+// gateway on the cadence the hosted schedule uses (supabase/migrations/*_notifications_schedule.sql).
+import { readFlags, requireFlag } from "../args.ts";
+
+const flags = readFlags(Deno.args);
+const url = requireFlag(flags, "url");
+const key = requireFlag(flags, "key");
+const everyMs = Number(requireFlag(flags, "every-seconds")) * 1000;
+
+for (;;) {
+  try {
+    const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    const text = await response.text();
+    if (!response.ok || !/"read":0\b/.test(text)) console.log(JSON.stringify({ status: response.status, summary: text }));
+  } catch (error) {
+    console.error(JSON.stringify({ level: "warn", message: `the worker did not answer: ${String(error)}` }));
+  }
+  await new Promise((resolve) => AbortSignal.timeout(everyMs).addEventListener("abort", resolve));
+}

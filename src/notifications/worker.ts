@@ -1,0 +1,258 @@
+// The notifications worker: drains the pgmq queue `notifications`. Each job is done
+// in the job's tenant under the background_worker role, so RLS applies to every
+// read and write (contract step 1); the provider is called between two short
+// transactions, never inside one.
+import { sql as raw, type Transaction } from "kysely";
+import type { Kysely } from "kysely";
+import { z } from "zod";
+import type { DB } from "../db/database.ts";
+import type { ChannelAdapter, Delivery } from "./delivery.ts";
+import { isTemplateKey, renderTemplate, type TemplateData } from "./render.ts";
+
+export const QUEUE = "notifications";
+
+export type WorkerSettings = {
+  batchSize: number;
+  // How long a read job stays invisible: longer than one job can take.
+  visibilityTimeoutSeconds: number;
+  // Deliveries tried before a transient failure becomes `failed`.
+  maxAttempts: number;
+  baseDelaySeconds: number;
+  maxDelaySeconds: number;
+};
+
+export const defaultWorkerSettings: WorkerSettings = {
+  batchSize: 50,
+  visibilityTimeoutSeconds: 60,
+  maxAttempts: 6,
+  baseDelaySeconds: 30,
+  maxDelaySeconds: 3600,
+};
+
+export type WorkerDependencies = {
+  db: Kysely<DB>;
+  adapters: { email: ChannelAdapter; sms: ChannelAdapter };
+  settings: WorkerSettings;
+  random: () => number;
+  logger: {
+    warn(message: string, fields?: Record<string, unknown>): void;
+    error(message: string, fields?: Record<string, unknown>): void;
+  };
+};
+
+export type RunSummary = { read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number };
+
+const jobMessage = z.object({ notificationId: z.uuid(), tenantId: z.uuid() });
+
+type Job = { msgId: string; readCount: number; message: unknown };
+
+type Outcome = keyof Omit<RunSummary, "read">;
+
+// Exponential, capped, with jitter so that a burst of failures does not retry in step;
+// never sooner than the provider's Retry-After.
+export function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
+  const exponential = Math.min(settings.maxDelaySeconds, settings.baseDelaySeconds * 2 ** Math.max(0, attempt - 1));
+  const jittered = Math.ceil(exponential * (0.5 + random() / 2));
+  return Math.min(settings.maxDelaySeconds, Math.max(jittered, retryAfter ?? 0));
+}
+
+export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
+  const { settings } = deps;
+  const jobs = await raw<{ msg_id: string; read_ct: number; message: unknown }>`
+    select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${settings.batchSize})
+  `.execute(deps.db);
+  const summary: RunSummary = { read: jobs.rows.length, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
+  for (const row of jobs.rows) {
+    const outcome = await processJob(deps, { msgId: row.msg_id, readCount: row.read_ct, message: row.message });
+    summary[outcome]++;
+  }
+  return summary;
+}
+
+type Loaded =
+  | { kind: "drop"; why: string }
+  | { kind: "done"; outcome: "skipped" | "failed"; reason: string }
+  | { kind: "deliver"; channel: "email" | "sms"; to: string; templateKey: string; data: TemplateData };
+
+async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> {
+  const parsed = jobMessage.safeParse(job.message);
+  if (!parsed.success) {
+    deps.logger.error("notification job is malformed; archived", { msgId: job.msgId, message: job.message });
+    await raw`select pgmq.archive(${QUEUE}, ${job.msgId}::bigint)`.execute(deps.db);
+    return "dropped";
+  }
+  const { notificationId, tenantId } = parsed.data;
+  const fields = { notificationId, tenantId, msgId: job.msgId };
+
+  const loaded = await inTenant(deps.db, tenantId, (db) => load(db, notificationId));
+  if (loaded.kind === "drop") {
+    await raw`select pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`.execute(deps.db);
+    deps.logger.warn(`notification job dropped: ${loaded.why}`, fields);
+    return "dropped";
+  }
+  if (loaded.kind === "done") {
+    await finish(deps.db, tenantId, job, notificationId, { status: loaded.outcome, status_reason: loaded.reason });
+    if (loaded.outcome === "failed") deps.logger.error(`notification failed: ${loaded.reason}`, fields);
+    return loaded.outcome;
+  }
+
+  const adapter = deps.adapters[loaded.channel];
+  if (adapter.disabledReason) {
+    deps.logger.warn(adapter.disabledReason, fields);
+    await finish(deps.db, tenantId, job, notificationId, { status: "skipped", status_reason: adapter.disabledReason });
+    return "skipped";
+  }
+
+  if (!isTemplateKey(loaded.templateKey)) {
+    const reason = `no template for ${loaded.templateKey}`;
+    await finish(deps.db, tenantId, job, notificationId, { status: "failed", status_reason: reason });
+    deps.logger.error(`notification failed: ${reason}`, fields);
+    return "failed";
+  }
+  const rendered = renderTemplate(loaded.templateKey, loaded.data);
+  const attempt = job.readCount;
+  const content = { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to };
+
+  let delivery: Delivery;
+  try {
+    delivery = await adapter.send({ notificationId, tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered });
+  } catch (error) {
+    delivery = { outcome: "transient", reason: `the adapter threw: ${String(error)}`, retryAfterSeconds: null };
+  }
+
+  if (delivery.outcome === "accepted") {
+    await finish(deps.db, tenantId, job, notificationId, {
+      ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId, sent: true,
+    });
+    return "sent";
+  }
+  if (delivery.outcome === "permanent" || attempt >= deps.settings.maxAttempts) {
+    const reason = delivery.outcome === "permanent" ? delivery.reason : `gave up after ${attempt} attempts: ${delivery.reason}`;
+    await finish(deps.db, tenantId, job, notificationId, { ...content, status: "failed", status_reason: reason });
+    deps.logger.error(`notification failed: ${reason}`, fields);
+    return "failed";
+  }
+  const delay = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
+  await inTenant(deps.db, tenantId, async (db) => {
+    await db.updateTable("notifications").set({ ...content, status_reason: delivery.reason })
+      .where("id", "=", notificationId).where("status", "=", "pending").execute();
+    await asQueueOwner(db);
+    await raw`select pgmq.set_vt(${QUEUE}, ${job.msgId}::bigint, ${delay}::integer)`.execute(db);
+  });
+  deps.logger.warn(`notification delivery will be retried in ${delay}s: ${delivery.reason}`, { ...fields, attempt });
+  return "retried";
+}
+
+// One transaction as the worker role in the job's tenant.
+function inTenant<T>(db: Kysely<DB>, tenantId: string, work: (db: Transaction<DB>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await raw`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`.execute(trx);
+    return await work(trx);
+  });
+}
+
+// The queue belongs to the connection's own role, not to background_worker.
+async function asQueueOwner(db: Transaction<DB>) {
+  await raw`reset role`.execute(db);
+}
+
+// The outcome and the job's deletion commit together: a crash before the commit
+// leaves the job to come back, and a notification is marked sent only once.
+async function finish(
+  db: Kysely<DB>,
+  tenantId: string,
+  job: Job,
+  notificationId: string,
+  change: {
+    status: "sent" | "failed" | "skipped";
+    status_reason: string | null;
+    subject?: string;
+    body?: string;
+    attempts?: number;
+    recipient_address?: string;
+    provider_message_id?: string | null;
+    sent?: boolean;
+  },
+) {
+  const { sent, ...columns } = change;
+  await inTenant(db, tenantId, async (trx) => {
+    await trx.updateTable("notifications")
+      .set({ ...columns, sent_at: sent ? raw<string>`now()` : null })
+      .where("id", "=", notificationId).where("status", "=", "pending").execute();
+    await asQueueOwner(trx);
+    await raw`select pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`.execute(trx);
+  });
+}
+
+// Everything one notification needs, read under RLS in its tenant.
+async function load(db: Transaction<DB>, notificationId: string): Promise<Loaded> {
+  const notice = await db.selectFrom("notifications")
+    .select(["template_key", "channel", "status", "recipient_type", "reservation_id", "access_code_id"])
+    .where("id", "=", notificationId).executeTakeFirst();
+  if (!notice) return { kind: "drop", why: "the notification is not in its tenant any more" };
+  if (notice.status !== "pending") return { kind: "drop", why: `the notification is already ${notice.status}` };
+
+  // Contract step 2: a stored enabled=false skips; no row means enabled.
+  const preference = await db.selectFrom("notification_preferences").select("enabled")
+    .where("template_key", "=", notice.template_key).where("channel", "=", notice.channel).executeTakeFirst();
+  if (preference && !preference.enabled) {
+    return { kind: "done", outcome: "skipped", reason: `the tenant opted out of ${notice.template_key} by ${notice.channel}` };
+  }
+  if (notice.channel !== "email" && notice.channel !== "sms") {
+    return { kind: "done", outcome: "skipped", reason: `no provider delivers the ${notice.channel} channel` };
+  }
+  if (!notice.reservation_id) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
+
+  const stay = await db.selectFrom("reservations as r")
+    .innerJoin("guests as g", (join) => join.onRef("g.tenant_id", "=", "r.tenant_id").onRef("g.id", "=", "r.guest_id"))
+    .innerJoin("properties as p", (join) => join.onRef("p.tenant_id", "=", "r.tenant_id").onRef("p.id", "=", "r.property_id"))
+    .leftJoin("units as u", (join) => join.onRef("u.tenant_id", "=", "r.tenant_id").onRef("u.id", "=", "r.unit_id"))
+    .select([
+      "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale",
+      "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
+      "p.email as property_email", "p.check_in_time", "p.check_out_time",
+      "u.name as unit_name",
+      "r.confirmation_code", "r.check_in", "r.check_out", "r.adults", "r.children", "r.total_amount", "r.amount_paid",
+      "r.balance", "r.currency", "r.cancellation_reason",
+    ])
+    .where("r.id", "=", notice.reservation_id).executeTakeFirst();
+  if (!stay) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
+
+  const to = notice.channel === "email" ? stay.email : stay.phone;
+  if (!to) {
+    return { kind: "done", outcome: "failed", reason: `the guest has no ${notice.channel === "email" ? "email address" : "phone number"}` };
+  }
+
+  let accessCode: TemplateData["accessCode"];
+  if (notice.template_key === "access_code_delivery") {
+    if (!notice.access_code_id) return { kind: "done", outcome: "failed", reason: "its access code no longer exists" };
+    const code = await db.selectFrom("access_codes").select(["code", "valid_from", "valid_until", "status"])
+      .where("id", "=", notice.access_code_id).executeTakeFirst();
+    if (!code) return { kind: "done", outcome: "failed", reason: "its access code no longer exists" };
+    if (code.status !== "active") return { kind: "done", outcome: "skipped", reason: "the access code was revoked before delivery" };
+    accessCode = { code: code.code, validFrom: code.valid_from, validUntil: code.valid_until };
+  }
+
+  return {
+    kind: "deliver",
+    channel: notice.channel,
+    to,
+    templateKey: notice.template_key,
+    data: {
+      locale: stay.locale,
+      guest: { firstName: stay.first_name, lastName: stay.last_name },
+      property: {
+        name: stay.property_name, timezone: stay.timezone, addressLine1: stay.address_line1, city: stay.city,
+        phone: stay.property_phone, email: stay.property_email, checkInTime: stay.check_in_time, checkOutTime: stay.check_out_time,
+      },
+      unit: stay.unit_name === null ? null : { name: stay.unit_name },
+      reservation: {
+        confirmationCode: stay.confirmation_code, checkIn: stay.check_in, checkOut: stay.check_out,
+        adults: stay.adults, children: stay.children, totalAmount: stay.total_amount, amountPaid: stay.amount_paid,
+        balance: stay.balance ?? stay.total_amount - stay.amount_paid, currency: stay.currency,
+        cancellationReason: stay.cancellation_reason,
+      },
+      accessCode,
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { createDb } from "../../../src/db/database.ts";
+import { createPool } from "../../../src/db/pool.ts";
+import { jsonLogger, requireEnv } from "../../../src/env.ts";
+import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
+import { createSmsAdapter } from "../../../src/notifications/sms.ts";
+import { defaultWorkerSettings, runWorker } from "../../../src/notifications/worker.ts";
+import { createWorkerHandler } from "../../../src/notifications/worker-handler.ts";
+
+const optional = (name: string) => Deno.env.get(name) || null;
+const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
+const now = () => Date.now();
+
+const db = createDb(createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true }));
+
+const adapters = {
+  email: createSendGridAdapter({
+    apiKey: optional("SENDGRID_API_KEY"),
+    fromEmail: optional("NOTIFICATIONS_FROM_EMAIL"),
+    fromName: optional("NOTIFICATIONS_FROM_NAME"),
+    baseUrl: Deno.env.get("SENDGRID_API_URL") ?? "https://api.sendgrid.com",
+    timeoutMs: 10_000,
+    now,
+  }),
+  sms: createSmsAdapter({
+    accountSid: optional("SMS_ACCOUNT_SID"),
+    authToken: optional("SMS_AUTH_TOKEN"),
+    fromNumber: optional("SMS_FROM_NUMBER"),
+    baseUrl: Deno.env.get("SMS_API_URL") ?? "https://api.twilio.com",
+    timeoutMs: 10_000,
+    fetch,
+    now,
+  }),
+};
+
+const settings = {
+  ...defaultWorkerSettings,
+  baseDelaySeconds: seconds("NOTIFICATIONS_RETRY_BASE_SECONDS", defaultWorkerSettings.baseDelaySeconds),
+  maxDelaySeconds: seconds("NOTIFICATIONS_RETRY_MAX_SECONDS", defaultWorkerSettings.maxDelaySeconds),
+  maxAttempts: seconds("NOTIFICATIONS_MAX_ATTEMPTS", defaultWorkerSettings.maxAttempts),
+};
+
+Deno.serve(createWorkerHandler({
+  serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
+  run: () => runWorker({ db, adapters, settings, random: Math.random, logger: jsonLogger }),
+}));
