@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
 # local pgmq), Supabase Auth built from its Go module, the Edge Functions under
-# Deno behind a gateway on :54321, and the SendGrid capture server.
+# Deno behind a gateway on :54321, and the SendGrid and SMS capture servers.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
@@ -19,6 +19,12 @@ DB_PORT=54322
 API_PORT=54321
 MAIL_PORT=54324
 AUTH_PORT=54325
+SMS_PORT=54326
+# The SMS capture server's account (Twilio-shaped: an AC SID and an auth token) and
+# the one number it lets that account send from.
+SMS_ACCOUNT_SID=AC00000000000000000000000000000001
+SMS_AUTH_TOKEN=local-capture-token
+SMS_FROM_NUMBER=+15005550006
 FUNCTIONS_FIRST_PORT=54330
 WORKER_EVERY_SECONDS=10
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
@@ -251,6 +257,11 @@ ensure_http_processes() {
     start_process mail "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       --allow-env "$ROOT/local/sendgrid-capture/main.ts" --port "$MAIL_PORT"
   fi
+  if ! pid_alive sms; then
+    start_process sms "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      "$ROOT/local/sms-capture/main.ts" --port "$SMS_PORT" --account-sid "$SMS_ACCOUNT_SID" \
+      --auth-token "$SMS_AUTH_TOKEN" --from "$SMS_FROM_NUMBER"
+  fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
   for name in $(function_names); do
     routes="$routes${routes:+,}$name=$port"
@@ -262,6 +273,8 @@ ensure_http_processes() {
         AUTH_URL="http://127.0.0.1:$AUTH_PORT" AUTH_JWT_SECRET="$JWT_SECRET" \
         SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" SENDGRID_API_KEY="SG.local-capture" \
         NOTIFICATIONS_FROM_EMAIL="stays@pms.test" NOTIFICATIONS_FROM_NAME="PMS local" \
+        SMS_API_URL="http://127.0.0.1:$SMS_PORT" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID" \
+        SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER" \
         NOTIFICATIONS_RETRY_BASE_SECONDS=1 NOTIFICATIONS_RETRY_MAX_SECONDS=30 \
         -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
         --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
@@ -275,6 +288,7 @@ ensure_http_processes() {
   fi
   echo "$fingerprint" > "$RUN/http.fingerprint"
   wait_for_http mail "http://127.0.0.1:$MAIL_PORT/_capture/messages" 60
+  wait_for_http sms "http://127.0.0.1:$SMS_PORT/_capture/messages" 60
   wait_for_http gateway "http://127.0.0.1:$API_PORT/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
@@ -322,6 +336,7 @@ print_status() {
           DB URL: $DB_URL
             Auth: $auth_state
 Mail capture URL: http://127.0.0.1:$MAIL_PORT
+ SMS capture URL: http://127.0.0.1:$SMS_PORT (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY

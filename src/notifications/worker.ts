@@ -12,8 +12,10 @@ import { isTemplateKey, renderTemplate, type TemplateData } from "./render.ts";
 export const QUEUE = "notifications";
 
 export type WorkerSettings = {
+  // Jobs one run takes at most.
   batchSize: number;
-  // How long a read job stays invisible: longer than one job can take.
+  // How long a claimed job stays invisible: longer than one job can take. Jobs are
+  // claimed one at a time, so a slow batch never outlives its jobs' timeouts.
   visibilityTimeoutSeconds: number;
   // Deliveries tried before a transient failure becomes `failed`.
   maxAttempts: number;
@@ -48,23 +50,38 @@ type Job = { msgId: string; readCount: number; message: unknown };
 
 type Outcome = keyof Omit<RunSummary, "read">;
 
+// The status_reason column's limit; a provider may explain at any length.
+const MAX_REASON_LENGTH = 2000;
+
+function reasonOf(text: string): string {
+  return text.length <= MAX_REASON_LENGTH ? text : `${text.slice(0, MAX_REASON_LENGTH - 1)}…`;
+}
+
 // Exponential, capped, with jitter so that a burst of failures does not retry in step;
-// never sooner than the provider's Retry-After.
+// never sooner than the provider's Retry-After, which the cap does not shorten.
 export function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
   const exponential = Math.min(settings.maxDelaySeconds, settings.baseDelaySeconds * 2 ** Math.max(0, attempt - 1));
   const jittered = Math.ceil(exponential * (0.5 + random() / 2));
-  return Math.min(settings.maxDelaySeconds, Math.max(jittered, retryAfter ?? 0));
+  return Math.max(Math.min(settings.maxDelaySeconds, jittered), retryAfter ?? 0);
 }
 
 export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
   const { settings } = deps;
-  const jobs = await raw<{ msg_id: string; read_ct: number; message: unknown }>`
-    select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${settings.batchSize})
-  `.execute(deps.db);
-  const summary: RunSummary = { read: jobs.rows.length, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  for (const row of jobs.rows) {
-    const outcome = await processJob(deps, { msgId: row.msg_id, readCount: row.read_ct, message: row.message });
-    summary[outcome]++;
+  const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
+  while (summary.read < settings.batchSize) {
+    const claimed = await raw<{ msg_id: string; read_ct: number; message: unknown }>`
+      select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, 1)
+    `.execute(deps.db);
+    const row = claimed.rows[0];
+    if (!row) break;
+    summary.read++;
+    const job = { msgId: row.msg_id, readCount: row.read_ct, message: row.message };
+    try {
+      summary[await processJob(deps, job)]++;
+    } catch (error) {
+      // One job's fault must not stop the others; this one comes back when its timeout ends.
+      deps.logger.error(`notification job errored; it will be tried again: ${String(error)}`, { msgId: job.msgId });
+    }
   }
   return summary;
 }
@@ -91,7 +108,7 @@ async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> 
     return "dropped";
   }
   if (loaded.kind === "done") {
-    await finish(deps.db, tenantId, job, notificationId, { status: loaded.outcome, status_reason: loaded.reason });
+    await finish(deps.db, tenantId, job, notificationId, { status: loaded.outcome, status_reason: reasonOf(loaded.reason) });
     if (loaded.outcome === "failed") deps.logger.error(`notification failed: ${loaded.reason}`, fields);
     return loaded.outcome;
   }
@@ -127,14 +144,14 @@ async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> 
     return "sent";
   }
   if (delivery.outcome === "permanent" || attempt >= deps.settings.maxAttempts) {
-    const reason = delivery.outcome === "permanent" ? delivery.reason : `gave up after ${attempt} attempts: ${delivery.reason}`;
+    const reason = reasonOf(delivery.outcome === "permanent" ? delivery.reason : `gave up after ${attempt} attempts: ${delivery.reason}`);
     await finish(deps.db, tenantId, job, notificationId, { ...content, status: "failed", status_reason: reason });
     deps.logger.error(`notification failed: ${reason}`, fields);
     return "failed";
   }
   const delay = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
   await inTenant(deps.db, tenantId, async (db) => {
-    await db.updateTable("notifications").set({ ...content, status_reason: delivery.reason })
+    await db.updateTable("notifications").set({ ...content, status_reason: reasonOf(delivery.reason) })
       .where("id", "=", notificationId).where("status", "=", "pending").execute();
     await asQueueOwner(db);
     await raw`select pgmq.set_vt(${QUEUE}, ${job.msgId}::bigint, ${delay}::integer)`.execute(db);

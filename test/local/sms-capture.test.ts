@@ -1,0 +1,154 @@
+// The SMS provider double speaks Twilio's Messages API as the notification worker's
+// SMS adapter will see it: a form under Basic auth, 201 and the message resource, or
+// Twilio's error shape.
+import assert from "node:assert/strict";
+import { pipeline } from "../support/notifications.ts";
+
+const { accountSid, authToken, fromNumber } = pipeline.sms;
+const basic = (user: string, password: string) => `Basic ${btoa(`${user}:${password}`)}`;
+const messagesUrl = (sid = accountSid) => `${pipeline.smsUrl}/2010-04-01/Accounts/${sid}/Messages.json`;
+
+const message = { To: "+351912345678", From: fromNumber, Body: "Your door code is 482913" };
+
+async function send(
+  form: Record<string, string>,
+  options: { authorization?: string; sid?: string } = {},
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+  const authorization = options.authorization ?? basic(accountSid, authToken);
+  if (authorization) headers.authorization = authorization;
+  const response = await fetch(messagesUrl(options.sid), { method: "POST", headers, body: new URLSearchParams(form) });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+async function captured(path: "messages" | "requests"): Promise<{ status: number; sid: string | null; accountSid: string; params: Record<string, string> }[]> {
+  return await (await fetch(`${pipeline.smsUrl}/_capture/${path}`)).json();
+}
+
+function twilioError(body: Record<string, unknown>, status: number, code: number) {
+  assert.deepEqual(body, { code, message: body.message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+  assert.equal(typeof body.message, "string");
+}
+
+Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (t) => {
+  await (await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" })).body?.cancel();
+
+  await t.step("a valid message is 201 with the message resource and is recorded", async () => {
+    const response = await send(message);
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("content-type"), "application/json");
+    const sid = response.body.sid as string;
+    assert.match(sid, /^SM[0-9a-f]{32}$/);
+    assert.deepEqual(
+      { ...response.body, date_created: "", date_updated: "" },
+      {
+        sid,
+        account_sid: accountSid,
+        to: message.To,
+        from: message.From,
+        body: message.Body,
+        status: "queued",
+        direction: "outbound-api",
+        num_segments: "1",
+        num_media: "0",
+        price: null,
+        price_unit: "USD",
+        error_code: null,
+        error_message: null,
+        api_version: "2010-04-01",
+        date_created: "",
+        date_updated: "",
+        date_sent: null,
+        uri: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}.json`,
+      },
+    );
+    const messages = await captured("messages");
+    assert.equal(messages.length, 1);
+    assert.deepEqual(messages[0], { ...messages[0], status: 201, sid, accountSid, params: message });
+  });
+
+  await t.step("a long or non-GSM body counts its segments", async () => {
+    assert.equal((await send({ ...message, Body: "a".repeat(161) })).body.num_segments, "2");
+    assert.equal((await send({ ...message, Body: "Olá, 🙂" })).body.num_segments, "1");
+    assert.equal((await send({ ...message, Body: "🙂".repeat(71) })).body.num_segments, "2");
+  });
+
+  await t.step("no credentials, a wrong token or another account's path is 401 with Twilio's 20003", async () => {
+    for (const [label, options] of [
+      ["no Authorization", { authorization: "" }],
+      ["a wrong token", { authorization: basic(accountSid, "wrong") }],
+      ["a Bearer token", { authorization: `Bearer ${authToken}` }],
+      ["another account in the path", { sid: "AC00000000000000000000000000000002" }],
+    ] as const) {
+      const response = await send(message, options);
+      assert.equal(response.status, 401, label);
+      twilioError(response.body, 401, 20003);
+    }
+  });
+
+  await t.step("a message Twilio would refuse is 400 with its error code", async () => {
+    const cases: [Record<string, string>, number][] = [
+      [{ From: message.From, Body: message.Body }, 21604],
+      [{ To: message.To, Body: message.Body }, 21603],
+      [{ To: message.To, From: message.From }, 21602],
+      [{ ...message, To: "912345678" }, 21211],
+      [{ ...message, To: "+0123" }, 21211],
+      [{ ...message, From: "+15005550001" }, 21606],
+      [{ ...message, Body: "x".repeat(1601) }, 21617],
+    ];
+    for (const [form, code] of cases) {
+      const response = await send(form);
+      assert.equal(response.status, 400, JSON.stringify(form));
+      twilioError(response.body, 400, code);
+    }
+    assert.equal((await send({ ...message, Body: "x".repeat(1600) })).status, 201, "1600 characters is the limit");
+  });
+
+  await t.step("scripted answers come in order, then 201 again", async () => {
+    await (await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" })).body?.cancel();
+    const script = await fetch(`${pipeline.smsUrl}/_capture/script`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        responses: [
+          { status: 429, headers: { "retry-after": "2" } },
+          { status: 503 },
+          { status: 400, body: { code: 21610, message: "Attempt to send to unsubscribed recipient", status: 400 } },
+        ],
+      }),
+    });
+    assert.deepEqual([script.status, await script.json()], [200, { pending: 3 }]);
+    const throttled = await send(message);
+    assert.equal(throttled.status, 429);
+    assert.equal(throttled.headers.get("retry-after"), "2");
+    twilioError(throttled.body, 429, 20429);
+    const unavailable = await send(message);
+    assert.equal(unavailable.status, 503);
+    twilioError(unavailable.body, 503, 20500);
+    const refused = await send(message);
+    assert.deepEqual([refused.status, refused.body], [400, { code: 21610, message: "Attempt to send to unsubscribed recipient", status: 400 }]);
+    assert.equal((await send(message)).status, 201);
+    assert.deepEqual((await captured("requests")).map((attempt) => attempt.status), [429, 503, 400, 201]);
+    assert.equal((await captured("messages")).length, 1);
+  });
+
+  await t.step("the credentials are checked before a script is used; a bad script is 400; DELETE forgets everything", async () => {
+    await (await fetch(`${pipeline.smsUrl}/_capture/script`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ responses: [{ status: 500 }] }),
+    })).body?.cancel();
+    assert.equal((await send(message, { authorization: "" })).status, 401);
+    assert.equal((await send(message)).status, 500, "the script was still there");
+    const bad = await fetch(`${pipeline.smsUrl}/_capture/script`, { method: "POST", body: JSON.stringify({ responses: [{}] }) });
+    assert.equal(bad.status, 400);
+    await bad.body?.cancel();
+    const cleared = await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" });
+    assert.equal(cleared.status, 204);
+    assert.deepEqual(await captured("requests"), []);
+    assert.deepEqual(await captured("messages"), []);
+    const get = await fetch(messagesUrl());
+    assert.equal(get.status, 405);
+    await get.body?.cancel();
+  });
+});

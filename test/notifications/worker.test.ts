@@ -1,0 +1,287 @@
+// The notifications worker itself: the sender-address setting unset disables email
+// (run in-process, to see the warning it logs), the job's tenant is the only one
+// its context can read, a worker that read a job and died leaves it to the next
+// run, and the function refuses every caller without the service credential.
+import assert from "node:assert/strict";
+import type postgres from "postgres";
+import { type Client, withFixture } from "../support/api.ts";
+import { createStay, type Stay, stepReservation } from "../support/domain.ts";
+import {
+  callWorker,
+  drainQueue,
+  jobsFor,
+  mail,
+  type Notification,
+  notificationFor,
+  partsOf,
+  pipeline,
+  QUEUE,
+  readNotification,
+  runWorker,
+  runWorkerInProcess,
+  runWorkerUntilRead,
+  sleep,
+  sms,
+  summary,
+} from "../support/notifications.ts";
+
+async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Notification }> {
+  const stay = await createStay(api, { status: "confirmed" });
+  await stepReservation(api, stay.reservation.id, "check-in");
+  return { stay, pending: await notificationFor(api, stay.reservation.id, "checkin_reminder") };
+}
+
+// ---------------------------------------------------------------- sender unset
+
+Deno.test("the sender address unset: the worker logs a warning, sends nothing, and the notification is skipped with that reason", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("no-sender");
+    const { pending } = await checkedIn(t.ownerClient);
+
+    const { run, logs } = await runWorkerInProcess({ email: { fromEmail: null } });
+    assert.deepEqual(run, summary({ read: 1, skipped: 1 }));
+    const [job] = [logs[0]?.fields?.msgId];
+    assert.deepEqual(logs, [{
+      level: "warn",
+      message: "email is disabled: the sender address (NOTIFICATIONS_FROM_EMAIL) is not set",
+      fields: { notificationId: pending.id, tenantId: t.tenantId, msgId: job },
+    }]);
+    assert.equal(typeof job, "string");
+
+    const skipped = await readNotification(t.ownerClient, pending.id);
+    assert.deepEqual(skipped, {
+      ...pending,
+      status: "skipped",
+      statusReason: "email is disabled: the sender address (NOTIFICATIONS_FROM_EMAIL) is not set",
+      updatedAt: skipped.updatedAt,
+    });
+    assert.deepEqual(await mail.requests(), [], "SendGrid received nothing");
+    assert.deepEqual(await jobsFor(sql, pending.id), [], "the job is done");
+    assert.deepEqual(await runWorker(), summary({}), "nothing comes back");
+  }));
+
+Deno.test("the SendGrid API key unset: the same, with its own warning", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("no-key");
+    const { pending } = await checkedIn(t.ownerClient);
+
+    const { run, logs } = await runWorkerInProcess({ email: { apiKey: null } });
+    assert.deepEqual(run, summary({ read: 1, skipped: 1 }));
+    const reason = "email is disabled: the SendGrid API key (SENDGRID_API_KEY) is not set";
+    assert.deepEqual(logs.map((line) => [line.level, line.message, line.fields?.notificationId]), [["warn", reason, pending.id]]);
+    const skipped = await readNotification(t.ownerClient, pending.id);
+    assert.deepEqual([skipped.status, skipped.statusReason, skipped.sentAt], ["skipped", reason, null]);
+    assert.deepEqual(await mail.requests(), []);
+  }));
+
+// ---------------------------------------------------------------- tenant isolation
+
+// What the worker's context for `tenantId` sees: background_worker with app.tenant_id,
+// as the worker sets it for each job. Rolled back.
+async function asWorkerOf<T>(sql: postgres.Sql, tenantId: string, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  const rollback = new Error("rollback");
+  let result: T | undefined;
+  await sql.begin(async (trx) => {
+    await trx`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
+    result = await work(trx);
+    throw rollback;
+  }).catch((error) => {
+    if (error !== rollback) throw error;
+  });
+  return result as T;
+}
+
+Deno.test("two tenants' jobs in one run: each guest gets one email with their own tenant's content, and a tenant's worker context reads none of the other's rows", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const a = await tenant("isolation-a");
+    const b = await tenant("isolation-b");
+    const stayA = await checkedIn(a.ownerClient);
+    const stayB = await checkedIn(b.ownerClient);
+    // A job that names B's notification under A's tenant: the worker, in A's context,
+    // must not find it.
+    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: stayB.pending.id, tenantId: a.tenantId })})`;
+
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, dropped: 1 }));
+
+    const messages = await mail.messages();
+    assert.equal(messages.length, 2, "one email per guest, B's not twice");
+    for (const [own, other, tenantId] of [[stayA, stayB, a.tenantId], [stayB, stayA, b.tenantId]] as const) {
+      const mine = messages.filter((m) => partsOf(m.body).to.includes(own.stay.guest.email!));
+      assert.equal(mine.length, 1, `one email to ${own.stay.guest.email}`);
+      const parts = partsOf(mine[0]!.body);
+      assert.deepEqual(parts.customArgs, { notification_id: own.pending.id, tenant_id: tenantId });
+      assert.equal(parts.subject, `Welcome to ${own.stay.property.name}, Ana`);
+      for (const part of [parts.text, parts.html]) {
+        assert.ok(part.includes(own.stay.property.name) && part.includes(own.stay.reservation.confirmationCode), "its own stay");
+        for (const foreign of [other.stay.property.name, other.stay.reservation.confirmationCode, other.stay.unit.name, other.stay.guest.lastName]) {
+          assert.ok(!part.includes(foreign), `nothing of the other tenant (${foreign})`);
+        }
+      }
+      assert.equal((await readNotification(a.tenantId === tenantId ? a.ownerClient : b.ownerClient, own.pending.id)).status, "sent");
+    }
+
+    // The worker's context for A: A's rows, none of B's, and no write reaches B's.
+    const seen = await asWorkerOf(sql, a.tenantId, async (trx) => {
+      const tenantsOf = async (table: string) =>
+        (await trx<{ tenant_id: string }[]>`select distinct tenant_id::text from ${trx(table)}`).map((row) => row.tenant_id);
+      const tables = ["notifications", "reservations", "guests", "properties", "units"];
+      const visible = Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await tenantsOf(table)])));
+      const bNotification = await trx`select id from public.notifications where id = ${stayB.pending.id}`;
+      const bReservation = await trx`select id from public.reservations where id = ${stayB.stay.reservation.id}`;
+      const updated = await trx`update public.notifications set status_reason = 'from A' where id = ${stayB.pending.id}`;
+      return { visible, bNotification: bNotification.length, bReservation: bReservation.length, updated: updated.count };
+    });
+    assert.deepEqual(seen, {
+      visible: Object.fromEntries(["notifications", "reservations", "guests", "properties", "units"].map((table) => [table, [a.tenantId]])),
+      bNotification: 0,
+      bReservation: 0,
+      updated: 0,
+    });
+    // And B's own context sees B's notification.
+    const own = await asWorkerOf(sql, b.tenantId, (trx) => trx`select id from public.notifications where id = ${stayB.pending.id}`);
+    assert.equal(own.length, 1);
+  }));
+
+// ---------------------------------------------------------------- crash recovery
+
+Deno.test("a worker that read a batch and died: its jobs come back after the visibility timeout and the next run delivers each once", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("crash");
+    const first = await checkedIn(t.ownerClient);
+    const second = await checkedIn(t.ownerClient);
+
+    // The dead worker: read with a one-second visibility timeout, never deleted.
+    const read = await sql<{ msg_id: string; read_ct: number; message: { notificationId: string } }[]>`
+      select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, 1, 10)`;
+    assert.deepEqual(read.map((row) => row.message.notificationId).sort(), [first.pending.id, second.pending.id].sort());
+    assert.deepEqual(await runWorker(), summary({}), "invisible while the dead worker's timeout runs");
+
+    await sleep(900);
+    const { run } = await runWorkerUntilRead(5000);
+    assert.deepEqual(run, summary({ read: 2, sent: 2 }));
+    const messages = await mail.messages();
+    assert.deepEqual(messages.map((m) => partsOf(m.body).customArgs.notification_id).sort(), [first.pending.id, second.pending.id].sort(),
+      "each once");
+    for (const { pending } of [first, second]) {
+      assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
+      assert.deepEqual(await jobsFor(sql, pending.id), []);
+    }
+    assert.deepEqual(await runWorker(), summary({}));
+    assert.equal((await mail.messages()).length, 2, "still once each");
+  }));
+
+Deno.test("a second job for a notification already sent is dropped without a second email; a malformed job is archived", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("duplicate-job");
+    const { pending } = await checkedIn(t.ownerClient);
+    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
+    const sent = await readNotification(t.ownerClient, pending.id);
+
+    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: pending.id, tenantId: t.tenantId })})`;
+    assert.deepEqual(await runWorker(), summary({ read: 1, dropped: 1 }));
+    assert.equal((await mail.requests()).length, 1, "no second request to SendGrid");
+    assert.deepEqual(await readNotification(t.ownerClient, pending.id), sent, "the notification is as it was");
+    assert.deepEqual(await jobsFor(sql, pending.id), []);
+
+    const marker = crypto.randomUUID();
+    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: "not-a-uuid", marker })})`;
+    assert.deepEqual(await runWorker(), summary({ read: 1, dropped: 1 }));
+    const [archived] = await sql<{ count: number }[]>`
+      select count(*)::int as count from pgmq.a_notifications where message ->> 'marker' = ${marker}`;
+    assert.equal(archived!.count, 1, "kept in the archive for an operator to look at");
+    assert.deepEqual(await runWorker(), summary({}));
+  }));
+
+Deno.test("two overlapping runs share the queue: every job is delivered once", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("overlap");
+    const stays = [];
+    for (let i = 0; i < 4; i++) stays.push(await checkedIn(t.ownerClient));
+    await mail.script(...stays.map(() => ({ status: 202, delayMs: 200 })));
+
+    const runs = await Promise.all([runWorker(), runWorker()]);
+    const total = runs.reduce((sum, run) => summary({ read: sum.read + run.read, sent: sum.sent + run.sent }), summary({}));
+    assert.deepEqual(total, summary({ read: 4, sent: 4 }));
+    assert.deepEqual(runs.map((run) => run.read).sort(), runs.map((run) => run.sent).sort());
+    const delivered = (await mail.messages()).map((m) => partsOf(m.body).customArgs.notification_id).sort();
+    assert.deepEqual(delivered, stays.map(({ pending }) => pending.id).sort(), "each once");
+  }));
+
+Deno.test("a batch that takes longer than its visibility timeout: the next run does not send its unfinished jobs a second time", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("long-batch");
+    const stays = [];
+    for (let i = 0; i < 3; i++) stays.push(await checkedIn(t.ownerClient));
+    // Each send takes 0.7 s: less than the one-second visibility timeout, as the worker's
+    // settings ask ("longer than one job can take"), but the batch takes 2.1 s.
+    await mail.script(...stays.map(() => ({ status: 202, delayMs: 700 })));
+
+    const slow = runWorkerInProcess({ settings: { visibilityTimeoutSeconds: 1 } });
+    await sleep(1300);
+    // The scheduler's next run, while the slow one is still at work.
+    const next = await runWorker();
+    const { run } = await slow;
+    // Jobs are claimed one at a time: the runs share the three, none twice.
+    assert.equal(run.read + next.read, 3, `the slow run: ${JSON.stringify(run)}, the next: ${JSON.stringify(next)}`);
+    assert.equal(run.sent + next.sent, 3);
+
+    const delivered = (await mail.messages()).map((m) => partsOf(m.body).customArgs.notification_id).sort();
+    assert.deepEqual(delivered, stays.map(({ pending }) => pending.id).sort(),
+      `each notification emailed once (the slow run: ${JSON.stringify(run)}, the next: ${JSON.stringify(next)})`);
+    for (const { pending } of stays) assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
+  }));
+
+// ---------------------------------------------------------------- the service credential
+
+type Problem = { type: string; title: string; status: number; detail: string };
+
+function expectWorkerProblem(answer: Awaited<ReturnType<typeof callWorker>>, status: number, kind: string, label: string): Problem {
+  assert.equal(answer.status, status, `${label}: ${answer.text}`);
+  assert.equal(answer.headers.get("content-type"), "application/problem+json", label);
+  const problem = answer.body as Problem;
+  assert.deepEqual(Object.keys(problem).sort(), ["detail", "status", "title", "type"], label);
+  assert.equal(problem.type, `urn:pms:problem:${kind}`, label);
+  assert.equal(problem.status, status, label);
+  assert.equal(typeof problem.detail, "string");
+  return problem;
+}
+
+Deno.test("the worker refuses every caller without the service credential (401) and GET (405), and the queue is untouched", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("worker-auth");
+    const { pending } = await checkedIn(t.ownerClient);
+    const member = t.owner;
+
+    const refused: [string, Record<string, string>][] = [
+      ["no Authorization", {}],
+      ["the anon key", { authorization: `Bearer ${pipeline.anonKey}` }],
+      ["a signed-in user's token", { authorization: `Bearer ${member.token}` }],
+      ["the service key in another scheme", { authorization: `Basic ${pipeline.serviceRoleKey}` }],
+      ["the service key with a character less", { authorization: `Bearer ${pipeline.serviceRoleKey.slice(0, -1)}` }],
+    ];
+    for (const [label, headers] of refused) {
+      expectWorkerProblem(await callWorker(headers), 401, "unauthorized", label);
+      expectWorkerProblem(await callWorker(headers, "GET"), 401, "unauthorized", `GET with ${label}`);
+    }
+    const get = await callWorker({ authorization: `Bearer ${pipeline.serviceRoleKey}` }, "GET");
+    expectWorkerProblem(get, 405, "method-not-allowed", "GET with the key");
+    assert.equal(get.headers.get("allow"), "POST");
+
+    const [job] = await jobsFor(sql, pending.id);
+    assert.ok(job, "the job is still on the queue");
+    assert.equal(job.readCount, 0, "never read");
+    assert.ok(job.secondsLeft <= 0, "and visible");
+    assert.equal((await readNotification(t.ownerClient, pending.id)).status, "pending");
+    assert.deepEqual(await mail.requests(), []);
+    assert.deepEqual(await sms.requests(), []);
+
+    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "with the key, it runs");
+  }));
