@@ -6,13 +6,7 @@
 //                                 sends get these answers in order, then 202 again
 //   DELETE /_capture               forget everything, including a pending script
 import { readFlags, requireFlag } from "../args.ts";
-
-type ScriptedResponse = {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-  delayMs?: number;
-};
+import { createCapture, isRecord, json } from "../capture.ts";
 
 type Attempt = {
   receivedAt: string;
@@ -26,25 +20,7 @@ type FieldError = { message: string; field: string | null; help: string | null }
 const flags = readFlags(Deno.args);
 const port = Number(requireFlag(flags, "port"));
 
-const state = {
-  attempts: [] as Attempt[],
-  script: [] as ScriptedResponse[],
-};
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
-}
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => AbortSignal.timeout(milliseconds).addEventListener("abort", () => resolve()));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+const capture = createCapture<Attempt>(202);
 
 function isEmailObject(value: unknown): boolean {
   return isRecord(value) && typeof value.email === "string" && /^[^@\s]+@[^@\s]+$/.test(value.email);
@@ -97,16 +73,15 @@ async function mailSend(request: Request): Promise<Response> {
     body = null;
   }
   const record = (status: number, messageId: string | null) =>
-    state.attempts.push({ receivedAt, status, messageId, body });
+    capture.record({ receivedAt, status, messageId, body });
 
   if (!/^Bearer \S+$/.test(authorization)) {
     record(401, null);
     return json(401, { errors: [{ field: null, message: "authorization required", help: null }] });
   }
 
-  const scripted = state.script.shift();
+  const scripted = await capture.nextScripted();
   if (scripted) {
-    if (scripted.delayMs) await sleep(scripted.delayMs);
     if (scripted.status !== 202) {
       record(scripted.status, null);
       const errorBody = scripted.body ?? { errors: [{ field: null, message: `scripted ${scripted.status}`, help: null }] };
@@ -128,33 +103,8 @@ async function mailSend(request: Request): Promise<Response> {
   return new Response(null, { status: 202, headers: { "x-message-id": messageId, ...scripted?.headers } });
 }
 
-async function setScript(request: Request): Promise<Response> {
-  const body: unknown = await request.json().catch(() => null);
-  if (!isRecord(body) || !Array.isArray(body.responses) ||
-      !body.responses.every((r) => isRecord(r) && Number.isInteger(r.status))) {
-    return json(400, { message: "expected {responses: [{status, headers?, body?, delayMs?}]}" });
-  }
-  state.script.push(...(body.responses as ScriptedResponse[]));
-  return json(200, { pending: state.script.length });
-}
-
 Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
   const { pathname } = new URL(request.url);
-  const route = `${request.method} ${pathname}`;
-  switch (route) {
-    case "POST /v3/mail/send":
-      return mailSend(request);
-    case "GET /_capture/messages":
-      return json(200, state.attempts.filter((a) => a.status === 202));
-    case "GET /_capture/requests":
-      return json(200, state.attempts);
-    case "POST /_capture/script":
-      return setScript(request);
-    case "DELETE /_capture":
-      state.attempts = [];
-      state.script = [];
-      return new Response(null, { status: 204 });
-    default:
-      return json(404, { errors: [{ field: null, message: "not found", help: null }] });
-  }
+  if (request.method === "POST" && pathname === "/v3/mail/send") return mailSend(request);
+  return capture.control(request) ?? json(404, { errors: [{ field: null, message: "not found", help: null }] });
 });

@@ -10,13 +10,7 @@
 //   DELETE /_capture                forget everything, including a pending script
 // Run with --port, --account-sid, --auth-token and --from (the one number the account may send from).
 import { readFlags, requireFlag } from "../args.ts";
-
-type ScriptedResponse = {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-  delayMs?: number;
-};
+import { createCapture, json } from "../capture.ts";
 
 type Attempt = {
   receivedAt: string;
@@ -33,33 +27,15 @@ const port = Number(requireFlag(flags, "port"));
 const account = { sid: requireFlag(flags, "account-sid"), token: requireFlag(flags, "auth-token") };
 const fromNumber = requireFlag(flags, "from");
 
-const state = {
-  attempts: [] as Attempt[],
-  script: [] as ScriptedResponse[],
-};
+const capture = createCapture<Attempt>(201);
 
 const MESSAGES_PATH = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/;
 const E164 = /^\+[1-9][0-9]{1,14}$/;
 const MAX_BODY = 1600;
 
-function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", ...headers },
-  });
-}
-
 // Twilio's REST error body.
 function twilioError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return json(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }, headers);
-}
-
-function sleep(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => AbortSignal.timeout(milliseconds).addEventListener("abort", () => resolve()));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 // Basic auth with the account's SID as the user and its auth token as the password,
@@ -123,16 +99,15 @@ async function createMessage(request: Request, pathSid: string): Promise<Respons
   const authorization = request.headers.get("authorization") ?? "";
   const params = await readForm(request);
   const record = (status: number, sid: string | null) =>
-    state.attempts.push({ receivedAt, status, sid, accountSid: pathSid, params });
+    capture.record({ receivedAt, status, sid, accountSid: pathSid, params });
 
   if (!authenticated(authorization, pathSid)) {
     record(401, null);
     return twilioError(401, 20003, "Authenticate", { "www-authenticate": 'Basic realm="Twilio API"' });
   }
 
-  const scripted = state.script.shift();
+  const scripted = await capture.nextScripted();
   if (scripted) {
-    if (scripted.delayMs) await sleep(scripted.delayMs);
     if (scripted.status < 200 || scripted.status > 299) {
       record(scripted.status, null);
       if (scripted.body !== undefined) return json(scripted.status, scripted.body, scripted.headers);
@@ -170,16 +145,6 @@ async function createMessage(request: Request, pathSid: string): Promise<Respons
   }, scripted?.headers);
 }
 
-async function setScript(request: Request): Promise<Response> {
-  const body: unknown = await request.json().catch(() => null);
-  if (!isRecord(body) || !Array.isArray(body.responses) ||
-      !body.responses.every((r) => isRecord(r) && Number.isInteger(r.status))) {
-    return json(400, { message: "expected {responses: [{status, headers?, body?, delayMs?}]}" });
-  }
-  state.script.push(...(body.responses as ScriptedResponse[]));
-  return json(200, { pending: state.script.length });
-}
-
 Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
   const { pathname } = new URL(request.url);
   const messages = MESSAGES_PATH.exec(pathname);
@@ -187,18 +152,5 @@ Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
     if (request.method === "POST") return createMessage(request, decodeURIComponent(messages[1]!));
     return twilioError(405, 20004, "Method not allowed", { allow: "POST" });
   }
-  switch (`${request.method} ${pathname}`) {
-    case "GET /_capture/messages":
-      return json(200, state.attempts.filter((a) => a.status === 201));
-    case "GET /_capture/requests":
-      return json(200, state.attempts);
-    case "POST /_capture/script":
-      return setScript(request);
-    case "DELETE /_capture":
-      state.attempts = [];
-      state.script = [];
-      return new Response(null, { status: 204 });
-    default:
-      return twilioError(404, 20404, "The requested resource was not found");
-  }
+  return capture.control(request) ?? twilioError(404, 20404, "The requested resource was not found");
 });
