@@ -3,6 +3,7 @@ import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
 import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
 import { sessionEndpoint } from "../tenancy/endpoints.ts";
+import { myTenants } from "../tenancy/queries.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { IdentityError, type IdentityProvider, IdentityUnavailable } from "./identity-provider.ts";
 import { me, refreshBody, session, signInBody, signUpBody, signUpResult } from "./schema.ts";
@@ -78,9 +79,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
         select id, email, full_name as "fullName", created_at as "createdAt" from private.current_user_profile()`
         .execute(db);
       if (!user) throw unauthorized("The session's user no longer exists.");
-      const { rows: memberships } = await sql<{ tenantId: string; name: string; role: "owner" | "admin" | "staff" }>`
-        select tenant_id as "tenantId", name, role from public.list_my_tenants() order by name, id`.execute(db);
-      return json(200, { user, memberships });
+      return json(200, { user, memberships: await myTenants(db) });
     }),
   ];
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { myTenant } from "../tenancy/schema.ts";
 
 const email = z.email().max(320).transform((value) => value.toLowerCase());
 
@@ -36,10 +37,7 @@ export const session = z.object({
 
 export const signUpResult = z.object({ user, session: session.nullable() }).meta({ id: "SignUpResult" });
 
-export const me = z.object({
-  user,
-  memberships: z.array(z.object({ tenantId: z.uuid(), name: z.string(), role: z.enum(["owner", "admin", "staff"]) })),
-}).meta({ id: "Me" });
+export const me = z.object({ user, memberships: z.array(myTenant) }).meta({ id: "Me" });
 
 export type SignUpInput = z.infer<typeof signUpBody>;
 export type SignInInput = z.infer<typeof signInBody>;

@@ -27,11 +27,20 @@ async function countOf(db: Transaction<DB>, source: "list_my_tenants" | "list_te
   return row?.n ?? 0;
 }
 
+const myTenantColumns = sql`tenant_id as "tenantId", name, role`;
+
 export async function listMyTenants(db: Transaction<DB>, page: Page) {
   const { rows } = await sql<MyTenant & { total: number }>`
-    select tenant_id as "tenantId", name, role, count(*) over () as total
+    select ${myTenantColumns}, count(*) over () as total
     from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
   return pageOf(rows, page, () => countOf(db, "list_my_tenants"));
+}
+
+// Every membership at once, in the order the paged list uses.
+export async function myTenants(db: Transaction<DB>): Promise<MyTenant[]> {
+  const { rows } = await sql<MyTenant>`
+    select ${myTenantColumns} from public.list_my_tenants() order by name, tenant_id`.execute(db);
+  return rows;
 }
 
 // The caller becomes its owner (create_tenant); the transaction then acts in the new
