@@ -1,7 +1,7 @@
 -- The reservation lifecycle and the rules of a stay, as a staff member sees them.
 begin;
 \ir ../helpers/setup.psql
-select plan(63);
+select plan(66);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -130,6 +130,19 @@ select matches((select confirmation_code from public.reservations where id = :'p
   'the confirmation code is 8 unambiguous characters');
 select is((select count(distinct confirmation_code) = count(*) from public.reservations), true,
   'confirmation codes are unique in the tenant');
+-- Codes come from random(), so the same seed before two inserts makes the second draw
+-- the first one's code, which it must draw again rather than fail on the unique key.
+select setseed(0.42);
+insert into public.reservations (property_id, guest_id, check_in, check_out)
+values (tests.fx('properties'), tests.fx('guests'), '2035-06-01', '2035-06-02') returning confirmation_code as seeded_code \gset
+select setseed(0.42);
+select is((array(select private.random_code(8) from generate_series(1, 2)))[2],
+  :'seeded_code', 'the seed replays the code the first insert drew after the column default');
+select setseed(0.42);
+select lives_ok(format($$insert into public.reservations (property_id, guest_id, check_in, check_out) values (%L, %L, '2035-06-05', '2035-06-06')$$,
+  tests.fx('properties'), tests.fx('guests')), 'a reservation whose first code is taken is still created');
+select isnt((select confirmation_code from public.reservations where check_in = '2035-06-05'), :'seeded_code',
+  'and draws another confirmation code');
 select throws_ok(format('update public.reservations set confirmation_code = ''AAAAAAAA'' where id = %L', :'plain_id'), '42501',
   'confirmation_code cannot change', 'a confirmation code cannot be changed');
 select throws_ok(format('update public.reservations set amount_paid = 99999 where id = %L', :'plain_id'), '42501',
