@@ -76,12 +76,14 @@ export function locationOf(request: Request, apiPath: string): string {
 }
 
 // PATCH with optional If-Match: the row is read under lock only when the client sent
-// a validator to compare, so a plain PATCH is a single UPDATE.
+// a validator to compare, so a plain PATCH (or If-Match: *, which any row matches and
+// whose missing row the UPDATE reports) is a single UPDATE.
 export async function conditionalUpdate<T>(
   request: Request,
   steps: { lock: () => Promise<T | undefined>; update: () => Promise<T | undefined>; notFound: () => Error },
 ): Promise<Response> {
-  if (request.headers.has("if-match")) {
+  const ifMatch = request.headers.get("if-match");
+  if (ifMatch !== null && ifMatch.trim() !== "*") {
     const current = await steps.lock();
     if (current === undefined) throw steps.notFound();
     await assertIfMatch(request, current);
