@@ -29,26 +29,26 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
 
     async run(credentials, tenantId, work) {
       const { claims } = credentials;
-      try {
-        return await deps.db.transaction().execute(async (db) => {
-          // The select list runs in order: the claims and role are in place before the
-          // session and membership are read, and all of it costs one round trip.
-          const { rows: [context] } = await sql<{ active: boolean; role: TenantRole | null }>`
-            select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                   set_config('role', 'authenticated', true),
-                   set_config('app.tenant_id', ${tenantId ?? ""}, true),
-                   private.session_is_active(${claims.session_id}::uuid, ${claims.sub}::uuid) as active,
-                   private.request_member_role() as role`.execute(db);
-          if (!context?.active) throw unauthorized("The session has ended. Sign in again.");
-          return await work({ ...credentials, userId: claims.sub, db }, context.role);
-        });
-      } catch (error) {
-        // auth.sessions belongs to Supabase Auth's migrations; without it no session can be checked.
-        if ((error as { code?: string }).code === UNDEFINED_TABLE) {
-          throw new HttpError("service-unavailable", "Authentication is not available right now.");
-        }
-        throw error;
-      }
+      return await deps.db.transaction().execute(async (db) => {
+        // The select list runs in order: the claims and role are in place before the
+        // session and membership are read, and all of it costs one round trip.
+        const { rows: [context] } = await sql<{ active: boolean; role: TenantRole | null }>`
+          select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                 set_config('role', 'authenticated', true),
+                 set_config('app.tenant_id', ${tenantId ?? ""}, true),
+                 private.session_is_active(${claims.session_id}::uuid, ${claims.sub}::uuid) as active,
+                 private.request_member_role() as role`.execute(db)
+          .catch((error) => {
+            // auth.sessions belongs to Supabase Auth's migrations; without it no session can be
+            // checked. Only this statement: a table missing from a handler's query is a fault.
+            if ((error as { code?: string }).code === UNDEFINED_TABLE) {
+              throw new HttpError("service-unavailable", "Authentication is not available right now.");
+            }
+            throw error;
+          });
+        if (!context?.active) throw unauthorized("The session has ended. Sign in again.");
+        return await work({ ...credentials, userId: claims.sub, db }, context.role);
+      });
     },
   };
 }
