@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
+import { type Endpoint, parseInput, publicEndpoint } from "../http/endpoint.ts";
 import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
 import { sessionEndpoint } from "../tenancy/endpoints.ts";
@@ -61,14 +61,20 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
       success: [{ status: 200, description: "A new session.", schema: session }],
     }, async ({ body }) => json(200, await identityCall(() => identity.refresh(body.refreshToken)))),
 
-    sessionEndpoint(scope, {
-      method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, errors: [503],
+    {
+      method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, errors: [503], access: "session",
       summary: "Revoke the current session; its access token stops working at once.",
       success: [{ status: 204, description: "Signed out." }],
-    }, async ({ accessToken }) => {
-      await identityCall(() => identity.signOut(accessToken));
-      return noContent();
-    }),
+      // Auth is called once the session check's transaction has ended, so no pooled
+      // connection waits on Auth.
+      handle: async (request, params) => {
+        const credentials = await scope.authenticate(request);
+        await parseInput({}, request, params);
+        await scope.run(credentials, null, async () => {});
+        await identityCall(() => identity.signOut(credentials.accessToken));
+        return noContent();
+      },
+    },
 
     sessionEndpoint(scope, {
       method: "GET", path: "/v1/me", operationId: "me", tag, errors: [503],
