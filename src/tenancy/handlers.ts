@@ -48,10 +48,10 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       success: [{ status: 201, description: "Created.", schema: tenant, headers: ["Location", "ETag"] }],
     }, async ({ db, body, request }) => {
       const { name, ...settings } = body;
-      const id = await createTenant(db, name);
-      const created = Object.keys(settings).length > 0 ? await updateTenant(db, id, settings) : await findTenant(db, id);
+      const inserted = await createTenant(db, name);
+      const created = Object.keys(settings).length > 0 ? await updateTenant(db, inserted.id, settings) : inserted;
       if (!created) throw new Error("a new tenant is not visible to its owner");
-      return await written(request, created, { created: { location: locationOf(request, `tenants/${id}`) } });
+      return await written(request, created, { created: { location: locationOf(request, `tenants/${created.id}`) } });
     }),
 
     tenantEndpoint(scope, {

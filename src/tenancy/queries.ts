@@ -2,6 +2,7 @@ import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
+import type { Database } from "../db/database.types.ts";
 import type { Page } from "../db/pagination.ts";
 import type { Pagination } from "../http/respond.ts";
 import type { TenantRole } from "./request-scope.ts";
@@ -45,11 +46,12 @@ export async function myTenants(db: Transaction<DB>): Promise<MyTenant[]> {
 
 // The caller becomes its owner (create_tenant); the transaction then acts in the new
 // tenant so its settings go through the same policies as any later change.
-export async function createTenant(db: Transaction<DB>, name: string): Promise<string> {
-  const { rows: [created] } = await sql<{ id: string }>`
-    select t.id, set_config('app.tenant_id', t.id::text, true) from public.create_tenant(${name}) t`.execute(db);
-  if (!created) throw new Error("create_tenant returned no row");
-  return created.id;
+export async function createTenant(db: Transaction<DB>, name: string) {
+  const { tenantContext: _, ...created } = await db
+    .selectFrom(sql<Database["public"]["Tables"]["tenants"]["Row"]>`public.create_tenant(${name})`.as("t"))
+    .select([...columns, sql<string>`set_config('app.tenant_id', t.id::text, true)`.as("tenantContext")])
+    .executeTakeFirstOrThrow();
+  return created;
 }
 
 export function findTenant(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
