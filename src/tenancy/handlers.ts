@@ -16,6 +16,7 @@ import {
   updateTenant,
 } from "./queries.ts";
 import type { RequestScope } from "./request-scope.ts";
+import { changedResponses } from "./resource-endpoints.ts";
 import {
   addMemberBody,
   changeMemberBody,
@@ -68,10 +69,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       method: "PATCH", path: "/v1/tenants/{tenantId}", operationId: "updateTenant", tag, access: "manager",
       tenantFrom: "path", summary: "Change a tenant's name or settings.", params: tenantParams, resource: "tenant",
       body: updateTenantBody, prefer: true, conditional: true, errors: [422],
-      success: [
-        { status: 204, description: "Updated.", headers: ["ETag"] },
-        { status: 200, description: "Updated (Prefer: return=representation).", schema: tenant, headers: ["ETag"] },
-      ],
+      success: changedResponses(tenant),
     }, ({ db, tenantId, body, request, missing }) =>
       conditionalUpdate(request, {
         lock: () => findTenant(db, tenantId, { lock: true }),
@@ -128,10 +126,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       access: "manager", tenantFrom: "path", params: memberParams, resource: "member", body: changeMemberBody, prefer: true,
       summary: "Change a member's role. Only owners grant or revoke owner; a tenant keeps one owner.",
       errors: [409],
-      success: [
-        { status: 204, description: "Changed.", headers: ["ETag"] },
-        { status: 200, description: "Changed (Prefer: return=representation).", schema: member, headers: ["ETag"] },
-      ],
+      success: changedResponses(member, "Changed."),
     }, async ({ db, params, body, request, missing }) => {
       await changeMemberRole(db, params.userId, body.role);
       const changed = await findMember(db, params.userId);
