@@ -42,10 +42,6 @@ export async function written(
   });
 }
 
-export function deleted(): Response {
-  return new Response(null, { status: 204 });
-}
-
 // If-Match names the representation the client last read; a write on top of a newer
 // one would silently undo someone else's change.
 export async function assertIfMatch(request: Request, current: unknown): Promise<void> {

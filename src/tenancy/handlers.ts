@@ -1,6 +1,7 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
-import { conditionalUpdate, deleted, listResponse, locationOf, representation, written } from "../http/respond.ts";
+import { noContent } from "../http/json.ts";
+import { conditionalUpdate, listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
 import { sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
 import {
@@ -85,7 +86,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       if (role !== "owner") throw new HttpError("forbidden", "Only an owner may delete the tenant.");
       const result = await deleteTenant(db, tenantId);
       if (result.numDeletedRows === 0n) throw missing();
-      return deleted();
+      return noContent();
     }),
 
     tenantEndpoint(scope, {
@@ -141,7 +142,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       success: [{ status: 204, description: "Removed." }],
     }, async ({ db, params }) => {
       await removeMember(db, params.userId);
-      return deleted();
+      return noContent();
     }),
   ];
 }

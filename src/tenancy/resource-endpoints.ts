@@ -3,9 +3,9 @@ import type { z } from "zod";
 import type { DB } from "../db/database.ts";
 import type { Page } from "../db/pagination.ts";
 import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
+import { noContent } from "../http/json.ts";
 import {
   conditionalUpdate,
-  deleted,
   listResponse,
   locationOf,
   type Pagination,
@@ -112,7 +112,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
       }, async ({ db, params, missing }) => {
         const result = await remove(db, params.id);
         if (result.numDeletedRows === 0n) throw missing();
-        return deleted();
+        return noContent();
       });
     },
   };
