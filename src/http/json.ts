@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { HttpError } from "./problem.ts";
+import { type FieldError, HttpError } from "./problem.ts";
 
 // Bodies above this are refused before parsing: no request of this API needs more.
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -44,8 +44,6 @@ async function readCapped(request: Request): Promise<string> {
 function tooLarge(): HttpError {
   return new HttpError("payload-too-large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
 }
-
-export type FieldError = { path: string; message: string };
 
 // One error per field; an unknown key is named as the field it would be.
 export function fieldErrors(error: z.ZodError, root = "(body)"): FieldError[] {
