@@ -3,7 +3,7 @@ import { listResponse, locationOf, representation, written } from "../http/respo
 import { idParams, listOf } from "../http/schemas.ts";
 import { findReservation } from "../reservations/queries.ts";
 import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses } from "../tenancy/resource-endpoints.ts";
+import { changedResponses, createdResponses } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { findAccessCode, insertAccessCode, listAccessCodes, revokeAccessCode } from "./queries.ts";
 import { accessCode, accessCodeParams, createAccessCodeBody, listAccessCodesQuery } from "./schema.ts";
@@ -28,10 +28,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/access-codes", operationId: "createAccessCode", tag,
       access: "member", params: idParams, resource: "reservation", body: createAccessCodeBody, prefer: true, errors: [409, 422],
       summary: "Issue a door code for the stay; by default six random digits valid from check-in to check-out.",
-      success: [{
-        status: 201, description: "Created; the body only with Prefer: return=representation.", schema: accessCode,
-        headers: ["Location", "ETag"],
-      }],
+      success: createdResponses(accessCode),
     }, async ({ db, params, body, request, missing }) => {
       if (!await findReservation(db, params.id)) throw missing();
       const row = await insertAccessCode(db, params.id, body);

@@ -1,11 +1,10 @@
-import type { z } from "zod";
-import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
+import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
 import { locationOf, written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { findReservation } from "../reservations/queries.ts";
 import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { changedResponses, createdResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import {
   cancelPaymentLink,
@@ -19,10 +18,6 @@ import {
 import { createPaymentLinkBody, listPaymentLinksQuery, listPaymentsQuery, payment, paymentLink, recordPaymentBody } from "./schema.ts";
 
 const tag = "Payments";
-
-function created(schema: z.ZodType): SuccessDoc[] {
-  return [{ status: 201, description: "Created; the body only with Prefer: return=representation.", schema, headers: ["Location", "ETag"] }];
-}
 
 // Payments are recorded against a reservation and never edited; links are created
 // there too and end paid, expired or cancelled.
@@ -45,7 +40,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/payments", operationId: "recordPayment", tag,
       access: "member", summary: "Record a payment received for a reservation; its balance follows.",
       params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, errors: [409, 422],
-      success: created(payment),
+      success: createdResponses(payment),
     }, async ({ db, params, body, request, missing }) => {
       if (!await findReservation(db, params.id)) throw missing();
       const row = await insertPayment(db, params.id, body, "manual");
@@ -62,7 +57,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
       access: "member", summary: "Create a payment link for a reservation (contract route); it asks for the balance by default.",
       params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, errors: [409, 422],
-      success: created(paymentLink),
+      success: createdResponses(paymentLink),
     }, async ({ db, params, body, request, missing }) => {
       const stay = await findReservation(db, params.id);
       if (!stay) throw missing();

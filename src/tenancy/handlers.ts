@@ -17,7 +17,7 @@ import {
   updateTenant,
 } from "./queries.ts";
 import type { RequestScope } from "./request-scope.ts";
-import { changedResponses } from "./resource-endpoints.ts";
+import { changedResponses, createdResponses } from "./resource-endpoints.ts";
 import {
   addMemberBody,
   changeMemberBody,
@@ -47,7 +47,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     sessionEndpoint(scope, {
       method: "POST", path: "/v1/tenants", operationId: "createTenant", tag, prefer: true, errors: [422],
       summary: "Create a tenant; the caller becomes its owner.", body: createTenantBody,
-      success: [{ status: 201, description: "Created.", schema: tenant, headers: ["Location", "ETag"] }],
+      success: createdResponses(tenant, "Created."),
     }, async ({ db, body, request }) => {
       const { name, ...settings } = body;
       const inserted = await createTenant(db, name);
@@ -102,7 +102,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/tenants/{tenantId}/members", operationId: "addMember", tag, access: "manager",
       tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
       params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, errors: [409],
-      success: [{ status: 201, description: "Added.", schema: member, headers: ["Location", "ETag"] }],
+      success: createdResponses(member, "Added."),
     }, async ({ db, body, request, tenantId }) => {
       const userId = await addMember(db, body.email, body.role);
       const added = await findMember(db, userId);

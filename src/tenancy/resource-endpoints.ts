@@ -40,6 +40,14 @@ export function changedResponses(schema: z.ZodType, done = "Updated."): SuccessD
   ];
 }
 
+// A create that answers 201 with Location and ETag, and the body only under Prefer: return=representation.
+export function createdResponses(
+  schema: z.ZodType,
+  description = "Created; the body only with Prefer: return=representation.",
+): SuccessDoc[] {
+  return [{ status: 201, description, schema, headers: ["Location", "ETag"] }];
+}
+
 // The list, create, read, update and delete routes of a tenant's resource: one shape
 // for every resource, so the handlers, the document and the errors cannot drift apart.
 export function resourceEndpoints(scope: RequestScope, { tag, collection, name, noun, schema }: Resource) {
@@ -68,7 +76,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
     ): Endpoint {
       return tenantEndpoint(scope, {
         method: "POST", path, operationId: `create${name.one}`, tag, prefer: true, ...doc,
-        success: [{ status: 201, description: "Created.", schema, headers: ["Location", "ETag"] }],
+        success: createdResponses(schema, "Created."),
       }, async ({ db, body, request }) => {
         const created = await insert(db, body as z.output<B>);
         return await written(request, created, { created: { location: locationOf(request, `${collection}/${created.id}`) } });
