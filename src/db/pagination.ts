@@ -16,19 +16,27 @@ export const pageQuery = {
 
 export type Page = { limit: number; offset: number };
 
-// One query for the page and the total (a window count); only a page past the end,
-// which has no row to carry the count, costs a second one.
+// The total rides on the rows as a window count (`__total`); only a page past the end,
+// which has no row to carry it, costs a second query, `count`.
+export async function pageWithTotal<T>(
+  rows: (T & { __total: number })[],
+  page: Page,
+  count: () => Promise<number>,
+): Promise<{ data: T[]; pagination: Pagination }> {
+  const total = rows[0]?.__total ?? (page.offset > 0 ? await count() : 0);
+  const data = rows.map(({ __total: _, ...row }) => row as T);
+  return { data, pagination: { limit: page.limit, offset: page.offset, total } };
+}
+
+// One query for the page and the total.
 export async function paginate<TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page: Page,
 ): Promise<{ data: O[]; pagination: Pagination }> {
   const rows = await query.select(sql<number>`count(*) over ()`.as("__total"))
     .limit(page.limit).offset(page.offset).execute();
-  let total = rows[0]?.__total ?? 0;
-  if (rows.length === 0 && page.offset > 0) {
+  return await pageWithTotal<O>(rows, page, async () => {
     const counted = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as("n")).executeTakeFirst();
-    total = counted?.n ?? 0;
-  }
-  const data = rows.map(({ __total: _, ...row }) => row as O);
-  return { data, pagination: { limit: page.limit, offset: page.offset, total } };
+    return counted?.n ?? 0;
+  });
 }

@@ -3,8 +3,7 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
-import type { Page } from "../db/pagination.ts";
-import type { Pagination } from "../http/respond.ts";
+import { type Page, pageWithTotal } from "../db/pagination.ts";
 import type { TenantRole } from "./request-scope.ts";
 import type { updateTenantBody } from "./schema.ts";
 
@@ -12,17 +11,7 @@ const columns = camelSelection(["id", "name", "sender_email", "sender_name", "pa
 
 type MyTenant = { tenantId: string; name: string; role: TenantRole };
 
-// The set-returning functions page like `paginate` does for tables: the window count rides
-// on the rows, and only a page past the end asks for the count on its own.
-async function pageOf<T>(
-  rows: (T & { total: number })[],
-  page: Page,
-  count: () => Promise<number>,
-): Promise<{ data: T[]; pagination: Pagination }> {
-  const total = rows[0]?.total ?? (page.offset > 0 ? await count() : 0);
-  return { data: rows.map(({ total: _, ...row }) => row as T), pagination: { ...page, total } };
-}
-
+// The set-returning functions page as `paginate` does tables; this is their count for a page past the end.
 async function countOf(db: Transaction<DB>, source: "list_my_tenants" | "list_tenant_members"): Promise<number> {
   const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.${sql.raw(source)}()`.execute(db);
   return row?.n ?? 0;
@@ -31,10 +20,10 @@ async function countOf(db: Transaction<DB>, source: "list_my_tenants" | "list_te
 const myTenantColumns = sql`tenant_id as "tenantId", name, role`;
 
 export async function listMyTenants(db: Transaction<DB>, page: Page) {
-  const { rows } = await sql<MyTenant & { total: number }>`
-    select ${myTenantColumns}, count(*) over () as total
+  const { rows } = await sql<MyTenant & { __total: number }>`
+    select ${myTenantColumns}, count(*) over () as __total
     from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  return pageOf(rows, page, () => countOf(db, "list_my_tenants"));
+  return pageWithTotal(rows, page, () => countOf(db, "list_my_tenants"));
 }
 
 // Every membership at once, in the order the paged list uses.
@@ -72,10 +61,10 @@ type MemberRow = { userId: string; email: string; fullName: string | null; role:
 const memberColumns = sql`user_id as "userId", email, full_name as "fullName", role, created_at as "createdAt", updated_at as "updatedAt"`;
 
 export async function listMembers(db: Transaction<DB>, page: Page) {
-  const { rows } = await sql<MemberRow & { total: number }>`
-    select ${memberColumns}, count(*) over () as total
+  const { rows } = await sql<MemberRow & { __total: number }>`
+    select ${memberColumns}, count(*) over () as __total
     from public.list_tenant_members() order by email, user_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  return pageOf(rows, page, () => countOf(db, "list_tenant_members"));
+  return pageWithTotal(rows, page, () => countOf(db, "list_tenant_members"));
 }
 
 export async function findMember(db: Transaction<DB>, userId: string): Promise<MemberRow | undefined> {
