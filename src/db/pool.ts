@@ -1,7 +1,6 @@
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
-export type Transaction = postgres.TransactionSql;
 
 export type PoolOptions = {
   max?: number;
