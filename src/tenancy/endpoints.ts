@@ -22,6 +22,12 @@ function headerTenant(request: Request): string {
   return value;
 }
 
+// Naming a tenant in the path asks whether it exists: a malformed id is an unknown one.
+function pathTenant(value: string | undefined): string {
+  if (value === undefined || !uuid.safeParse(value).success) throw notFound("tenant");
+  return value;
+}
+
 export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
 // `missing` is the 404 of this route, the same whether the path was malformed, unknown or another tenant's.
 export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request; missing: () => HttpError };
@@ -62,8 +68,7 @@ export function tenantEndpoint<
     ...doc,
     handle: async (request, params) => {
       const credentials = await scope.authenticate(request);
-      const named = fromPath ? params.tenantId : headerTenant(request);
-      if (named === undefined || !uuid.safeParse(named).success) throw notFound("tenant");
+      const named = fromPath ? pathTenant(params.tenantId) : headerTenant(request);
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);
       const tenantId = named.toLowerCase();
