@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
+import { jsonText } from "../http/json.ts";
 import { buildOpenApi } from "../http/openapi.ts";
 import { referencePage } from "./reference-page.ts";
 
@@ -22,7 +23,7 @@ export function docsEndpoints(endpoints: Endpoint[]): Endpoint[] {
       method: "GET", path: "/v1/openapi.json", operationId: "openapi", tag,
       summary: "This API's OpenAPI 3.1 document.",
       success: [{ status: 200, description: "The document.", schema: z.record(z.string(), z.unknown()) }],
-    }, () => new Response(openApiJson(), { status: 200, headers: { "content-type": "application/json" } })),
+    }, () => jsonText(200, openApiJson())),
     publicEndpoint({
       method: "GET", path: "/v1/docs", operationId: "docs", tag,
       summary: "The API reference, rendered from the OpenAPI document.",

@@ -5,7 +5,12 @@ import { type FieldError, HttpError } from "./problem.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return jsonText(status, JSON.stringify(body), headers);
+}
+
+// A body already serialized, for a caller that needs the text itself (to hash it, or to keep it).
+export function jsonText(status: number, text: string, headers: Record<string, string> = {}): Response {
+  return new Response(text, {
     status,
     headers: { "content-type": "application/json", ...headers },
   });

@@ -1,4 +1,4 @@
-import { json } from "./json.ts";
+import { json, jsonText } from "./json.ts";
 import { HttpError } from "./problem.ts";
 
 const encoder = new TextEncoder();
@@ -9,13 +9,18 @@ function base64url(bytes: Uint8Array): string {
 
 // A strong validator of the representation itself: any change to what a client
 // reads changes it, and nothing else does.
-export async function etagOf(resource: unknown): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(JSON.stringify(resource))));
+async function etagOfText(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
   return `"${base64url(digest.subarray(0, 18))}"`;
 }
 
+export function etagOf(resource: unknown): Promise<string> {
+  return etagOfText(JSON.stringify(resource));
+}
+
 export async function representation(resource: unknown, status = 200, headers: Record<string, string> = {}) {
-  return json(status, resource, { etag: await etagOf(resource), ...headers });
+  const text = JSON.stringify(resource);
+  return jsonText(status, text, { etag: await etagOfText(text), ...headers });
 }
 
 // RFC 7240: writes answer without a body unless the client asks for one, as PostgREST does.
