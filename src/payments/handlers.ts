@@ -42,8 +42,8 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, errors: [409, 422],
       success: createdResponses(payment),
     }, async ({ db, params, body, request, missing }) => {
-      if (!await findReservation(db, params.id)) throw missing();
       const row = await insertPayment(db, params.id, body, "manual");
+      if (!row) throw missing();
       return await written(request, row, { created: { location: locationOf(request, `payments/${row.id}`) } });
     }),
 

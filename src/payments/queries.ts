@@ -33,6 +33,8 @@ export function findPayment(db: Transaction<DB>, id: string) {
   return db.selectFrom("payments").select(paymentColumns).where("id", "=", id).executeTakeFirst();
 }
 
+// Inserted from the reservation's row, so a reservation this request cannot see inserts
+// nothing and answers undefined, without a read of its own first.
 export function insertPayment(
   db: Transaction<DB>,
   reservationId: string,
@@ -40,10 +42,16 @@ export function insertPayment(
   source: (typeof paymentSources)[number],
 ) {
   const { currency, ...rest } = input;
+  // A null currency is filled from the reservation by the payment trigger; any other must match it.
+  const values = { ...snakeKeys(rest), source, currency: currency ?? null };
+  const names = Object.keys(values) as (keyof typeof values)[];
   return db.insertInto("payments")
-    // A null currency is filled from the reservation by the payment trigger; any other must match it.
-    .values({ ...snakeKeys(rest), reservation_id: reservationId, source, currency: currency ?? sql<string>`null` })
-    .returning(paymentColumns).executeTakeFirstOrThrow();
+    .columns(["reservation_id", ...names])
+    .expression(
+      db.selectFrom("reservations").where("id", "=", reservationId)
+        .select((eb) => [eb.ref("id").as("reservation_id"), ...names.map((name) => eb.val(values[name]).as(name))]),
+    )
+    .returning(paymentColumns).executeTakeFirst();
 }
 
 export function listPaymentLinks(db: Transaction<DB>, filter: z.output<typeof listPaymentLinksQuery>, page: Page) {
