@@ -1,4 +1,4 @@
-import { sql, type Transaction } from "kysely";
+import type { Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
@@ -23,17 +23,23 @@ export function findAccessCode(db: Transaction<DB>, reservationId: string, id: s
 
 // Left null, the property, the window and the code come from the access code trigger
 // (the reservation's property, its check-in and check-out times in the property's zone).
+// Inserted from the reservation's row, so a reservation this request cannot see inserts
+// nothing and answers undefined, without a read of its own first.
 export function insertAccessCode(db: Transaction<DB>, reservationId: string, input: z.output<typeof createAccessCodeBody>) {
-  const filledByTrigger = sql<string>`null`;
+  const values = {
+    property_id: null,
+    valid_from: input.validFrom ?? null,
+    valid_until: input.validUntil ?? null,
+    ...(input.code ? { code: input.code } : {}),
+  };
+  const names = Object.keys(values) as (keyof typeof values)[];
   return db.insertInto("access_codes")
-    .values({
-      reservation_id: reservationId,
-      property_id: filledByTrigger,
-      valid_from: input.validFrom ?? filledByTrigger,
-      valid_until: input.validUntil ?? filledByTrigger,
-      ...(input.code ? { code: input.code } : {}),
-    })
-    .returning(columns).executeTakeFirstOrThrow();
+    .columns(["reservation_id", ...names])
+    .expression(
+      db.selectFrom("reservations").where("id", "=", reservationId)
+        .select((eb) => [eb.ref("id").as("reservation_id"), ...names.map((name) => eb.val(values[name]).as(name))]),
+    )
+    .returning(columns).executeTakeFirst();
 }
 
 export function revokeAccessCode(db: Transaction<DB>, reservationId: string, id: string) {
