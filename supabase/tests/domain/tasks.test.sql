@@ -49,8 +49,6 @@ select tests.task_in('done') as done_id \gset
 select results_eq(format('select started_at is not null, completed_at is not null, cancelled_at is null from public.tasks where id = %L', :'done_id'),
   $$values (true, true, true)$$, 'working and finishing a task stamp started_at and completed_at');
 select tests.act_as_operator();
-insert into public.units (tenant_id, property_id, name)
-  select tenant_id, id, 'Annex' from public.properties where id = tests.fx('properties');
 insert into public.properties (tenant_id, name, timezone, currency)
   values (tests.fx('tenants'), 'Second house', 'Asia/Tokyo', 'JPY') returning id as other_property \gset
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
