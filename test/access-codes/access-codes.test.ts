@@ -306,9 +306,16 @@ Deno.test("GET /v1/reservations/{id}/access-codes: the reservation's codes oldes
     assert.deepEqual(all.data, [c1, c2, c3]);
     assert.deepEqual((await listCodes(api, neighbour.id)).data, [theirs]);
 
-    for (const query of ["limit=0", "limit=101", "offset=-1", "status=active", "code=111111"]) {
+    const bad: [string, string][] = [
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["offset=-1", "offset"],
+      ["status=active", "status"],
+      ["code=111111", "code"],
+    ];
+    for (const [query, field] of bad) {
       const response = await api.get(`/reservations/${reservation.id}/access-codes?${query}`);
-      await expectProblem("GET", CODES, response, 400, "validation");
+      await expectInvalid("GET", CODES, response, field, query);
     }
     for (const id of [UNKNOWN_ID, MALFORMED_ID, reservation.id]) {
       await expectProblem("GET", CODES, await other.ownerClient.get(`/reservations/${id}/access-codes`), 404, "not-found");

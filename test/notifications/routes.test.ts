@@ -111,7 +111,7 @@ Deno.test("GET /v1/notifications: filters by status, templateKey (one or several
 Deno.test("GET /v1/notifications: 400 for a bad filter or page, an event template key only, an unknown parameter", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("notifications-400");
-    const cases: [string, string | null][] = [
+    const cases: [string, string][] = [
       // A list's error names the bad item, as every comma-separated filter does.
       ["status=delivered", "status.0"],
       ["status=", "status.0"],
@@ -125,8 +125,9 @@ Deno.test("GET /v1/notifications: 400 for a bad filter or page, an event templat
       ["limit=101", "limit"],
       ["limit=abc", "limit"],
       ["offset=-1", "offset"],
-      ["recipientId=" + UNKNOWN_ID, null],
-      ["sort=createdAt", null],
+      // An unknown parameter is named by its key.
+      ["recipientId=" + UNKNOWN_ID, "recipientId"],
+      ["sort=createdAt", "sort"],
     ];
     for (const [query, field] of cases) {
       await expectInvalid("GET", NOTIFICATIONS, await t.ownerClient.get(`/notifications?${query}`), field, query);
@@ -216,8 +217,9 @@ Deno.test("GET /v1/notifications/preferences: none stored at first; then every s
       ["check_in_alerts/push", "checkin_reminder/email", "checkin_reminder/sms", "marketing_emails/email", "nightly_summary/in_app"]);
     const page = await listPreferences(api, "?limit=2&offset=2");
     assert.deepEqual(page, { data: expected.slice(2, 4), pagination: { limit: 2, offset: 2, total: 5 } });
-    for (const query of ["limit=0", "limit=101", "offset=-1", "channel=email"]) {
-      await expectInvalid("GET", PREFERENCES, await api.get(`${PREFERENCE_PATH}?${query}`), null, query);
+    const bad: [string, string][] = [["limit=0", "limit"], ["limit=101", "limit"], ["offset=-1", "offset"], ["channel=email", "channel"]];
+    for (const [query, field] of bad) {
+      await expectInvalid("GET", PREFERENCES, await api.get(`${PREFERENCE_PATH}?${query}`), field, query);
     }
   }));
 
@@ -262,7 +264,7 @@ Deno.test("PATCH /v1/notifications/preferences: 400 for a channel, template key 
     const api = t.ownerClient;
     const saved = await setPreference(api, { templateKey: "checkin_reminder", channel: "email", enabled: false });
     const valid = { templateKey: "checkin_reminder", channel: "email", enabled: true };
-    const cases: [unknown, string | null][] = [
+    const cases: [unknown, string][] = [
       [{ ...valid, channel: "fax" }, "channel"],
       [{ ...valid, channel: "EMAIL" }, "channel"],
       [{ ...valid, channel: null }, "channel"],
@@ -272,10 +274,10 @@ Deno.test("PATCH /v1/notifications/preferences: 400 for a channel, template key 
       [{ ...valid, enabled: null }, "enabled"],
       [{ templateKey: "checkin_reminder", channel: "email" }, "enabled"],
       [{ channel: "email", enabled: true }, "templateKey"],
-      [{ ...valid, tenantId: UNKNOWN_ID }, null],
-      [{ ...valid, unexpected: 1 }, null],
-      [{}, null],
-      [[valid], null],
+      [{ ...valid, tenantId: UNKNOWN_ID }, "tenantId"],
+      [{ ...valid, unexpected: 1 }, "unexpected"],
+      [{}, "templateKey"],
+      [[valid], "(body)"],
     ];
     for (const [body, field] of cases) {
       await expectInvalid("PATCH", PREFERENCES, await api.patch(PREFERENCE_PATH, body), field, JSON.stringify(body));

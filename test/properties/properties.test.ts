@@ -191,8 +191,16 @@ Deno.test("GET /v1/properties: the tenant's properties by name, paged and filter
 Deno.test("GET /v1/properties: 400 for a bad query", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("list400");
-    for (const query of ["status=deleted", "limit=0", "limit=abc", "offset=-5", "sort=name", "status=active&status=archived"]) {
-      await expectProblem("GET", PROPERTIES, await t.ownerClient.get(`/properties?${query}`), 400, "validation");
+    const cases: [string, string][] = [
+      ["status=deleted", "status"],
+      ["limit=0", "limit"],
+      ["limit=abc", "limit"],
+      ["offset=-5", "offset"],
+      ["sort=name", "sort"],
+      ["status=active&status=archived", "status"],
+    ];
+    for (const [query, field] of cases) {
+      await expectInvalid("GET", PROPERTIES, await t.ownerClient.get(`/properties?${query}`), field, query);
     }
   }));
 
@@ -319,11 +327,18 @@ Deno.test("PATCH /v1/properties/{id}: 400 for an empty, unknown or invalid body;
     const t = await tenant("patch4xx");
     const property = await createProperty(t.ownerClient);
     const path = `/properties/${property.id}`;
-    const cases = [{}, { currency: "USD" }, { status: "deleted" }, { name: "" }, { checkInTime: "3pm" }, { stars: 4 }];
-    for (const body of cases) {
-      await expectProblem("PATCH", PROPERTY, await t.ownerClient.patch(path, body), 400, "validation");
+    const cases: [unknown, string][] = [
+      [{}, "(body)"],
+      [{ currency: "USD" }, "currency"],
+      [{ status: "deleted" }, "status"],
+      [{ name: "" }, "name"],
+      [{ checkInTime: "3pm" }, "checkInTime"],
+      [{ stars: 4 }, "stars"],
+    ];
+    for (const [body, field] of cases) {
+      await expectInvalid("PATCH", PROPERTY, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
     }
-    await expectProblem("PATCH", PROPERTY, await t.ownerClient.patch(path), 400, "validation");
+    await expectInvalid("PATCH", PROPERTY, await t.ownerClient.patch(path), "(body)", "no body");
     const zone = await t.ownerClient.patch(path, { timezone: "Europe/Atlantis" });
     assert.match((await expectProblem("PATCH", PROPERTY, zone, 422, "unprocessable")).detail, /timezone/);
     const shape = await t.ownerClient.patch(path, { timezone: "not a zone" });

@@ -101,19 +101,17 @@ export async function expectMinimal(method: string, pathTemplate: string, respon
   return { etag: etag!, location: response.headers.get("location") };
 }
 
-// A 400 validation problem; unless `field` is null, one of its errors names that field
-// (`label` says which case it was).
+// A 400 validation problem one of whose errors names `field` ("(body)" for the body
+// itself, "status.1" for a list's second item); `label` says which case it was.
 export async function expectInvalid(
   method: string,
   pathTemplate: string,
   response: Response,
-  field: string | null,
+  field: string,
   label = "",
 ): Promise<Problem> {
   const problem = await expectProblem(method, pathTemplate, response, 400, "validation");
-  if (field !== null) {
-    assert.ok(problem.errors?.some((error) => error.path === field), `${label}: no error at ${field} in ${JSON.stringify(problem.errors)}`);
-  }
+  assert.ok(problem.errors?.some((error) => error.path === field), `${label}: no error at ${field} in ${JSON.stringify(problem.errors)}`);
   return problem;
 }
 

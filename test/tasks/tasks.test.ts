@@ -323,12 +323,21 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
     const path = `/tasks/${task.id}/status`;
     const { etag: etag0 } = await readTask(t.ownerClient, task.id);
 
-    const bad: unknown[] = [{}, { status: "closed" }, { status: null }, { status: "DONE" }, { status: "done", note: "all good" },
-      { status: "done", completedAt: "2027-03-10T10:00:00Z" }, { title: "x" }, ["done"], "done"];
-    for (const body of bad) {
-      await expectProblem("PATCH", TASK_STATUS, await t.ownerClient.patch(path, body), 400, "validation");
+    const bad: [unknown, string][] = [
+      [{}, "status"],
+      [{ status: "closed" }, "status"],
+      [{ status: null }, "status"],
+      [{ status: "DONE" }, "status"],
+      [{ status: "done", note: "all good" }, "note"],
+      [{ status: "done", completedAt: "2027-03-10T10:00:00Z" }, "completedAt"],
+      [{ title: "x" }, "status"],
+      [["done"], "(body)"],
+      ["done", "(body)"],
+    ];
+    for (const [body, field] of bad) {
+      await expectInvalid("PATCH", TASK_STATUS, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
     }
-    await expectProblem("PATCH", TASK_STATUS, await t.ownerClient.patch(path), 400, "validation");
+    await expectInvalid("PATCH", TASK_STATUS, await t.ownerClient.patch(path), "(body)", "no body");
     assert.deepEqual(await readTask(t.ownerClient, task.id), { body: task, etag: etag0 }, "nothing changed");
 
     const moved = await t.ownerClient.patch(path, { status: "in_progress" }, { ...representation, "if-match": etag0 });
@@ -703,26 +712,28 @@ Deno.test("GET /v1/tasks: soonest due first, ties by id, undated last; paged wit
 Deno.test("GET /v1/tasks: 400 for a bad query", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("task-list400");
-    const queries = [
-      "status=closed",
-      "status=",
-      "status=open,closed",
-      "status=open&status=done",
-      "propertyId=p-1",
-      "unitId=1",
-      "assigneeId=me",
-      "dueBefore=2027-03-10",
-      "dueBefore=2027-03-10T10:00:00",
-      "dueAfter=yesterday",
-      "limit=0",
-      "limit=101",
-      "limit=abc",
-      "offset=-1",
-      "sort=dueAt",
-      "reservationId=" + UNKNOWN_ID,
+    const cases: [string, string][] = [
+      // A list's error names the bad item.
+      ["status=closed", "status.0"],
+      ["status=", "status.0"],
+      ["status=open,closed", "status.1"],
+      ["status=open&status=done", "status"],
+      ["propertyId=p-1", "propertyId"],
+      ["unitId=1", "unitId"],
+      ["assigneeId=me", "assigneeId"],
+      ["dueBefore=2027-03-10", "dueBefore"],
+      ["dueBefore=2027-03-10T10:00:00", "dueBefore"],
+      ["dueAfter=yesterday", "dueAfter"],
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["limit=abc", "limit"],
+      ["offset=-1", "offset"],
+      // An unknown parameter is named by its key.
+      ["sort=dueAt", "sort"],
+      ["reservationId=" + UNKNOWN_ID, "reservationId"],
     ];
-    for (const query of queries) {
-      await expectProblem("GET", TASKS, await t.ownerClient.get(`/tasks?${query}`), 400, "validation");
+    for (const [query, field] of cases) {
+      await expectInvalid("GET", TASKS, await t.ownerClient.get(`/tasks?${query}`), field, query);
     }
   }));
 
