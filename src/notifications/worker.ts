@@ -7,7 +7,7 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { DB } from "../db/database.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
-import { isTemplateKey, renderTemplate, type TemplateData } from "./render.ts";
+import { isTemplateKey, renderTemplate, type TemplateData, type TemplateKey } from "./render.ts";
 
 export const QUEUE = "notifications";
 
@@ -89,7 +89,7 @@ export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
 type Loaded =
   | { kind: "drop"; why: string }
   | { kind: "done"; outcome: "skipped" | "failed"; reason: string }
-  | { kind: "deliver"; channel: "email" | "sms"; to: string; templateKey: string; data: TemplateData };
+  | { kind: "deliver"; channel: "email" | "sms"; to: string; templateKey: TemplateKey; data: TemplateData };
 
 async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> {
   const parsed = jobMessage.safeParse(job.message);
@@ -120,12 +120,6 @@ async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> 
     return "skipped";
   }
 
-  if (!isTemplateKey(loaded.templateKey)) {
-    const reason = `no template for ${loaded.templateKey}`;
-    await finish(deps.db, tenantId, job, notificationId, { status: "failed", status_reason: reason });
-    deps.logger.error(`notification failed: ${reason}`, fields);
-    return "failed";
-  }
   const rendered = renderTemplate(loaded.templateKey, loaded.data);
   const attempt = job.readCount;
   const content = { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to };
@@ -201,73 +195,88 @@ async function finish(
   });
 }
 
-// Everything one notification needs, read under RLS in its tenant.
+// A left join reads its columns as nullable. These are NOT NULL in their tables (balance
+// is generated from two NOT NULL columns), so any of them null means the joined row is
+// not there, and all of them present narrows their types.
+const stayColumns = [
+  "first_name", "last_name", "locale", "property_name", "timezone", "check_in_time", "check_out_time",
+  "confirmation_code", "check_in", "check_out", "adults", "children", "total_amount", "amount_paid", "balance", "currency",
+] as const;
+const accessCodeColumns = ["code", "valid_from", "valid_until", "code_status"] as const;
+
+function present<Row, Column extends keyof Row>(
+  row: Row,
+  columns: readonly Column[],
+): row is Row & { [C in Column]: Exclude<Row[C], null> } {
+  return columns.every((column) => row[column] !== null);
+}
+
+// Everything one notification needs, read under RLS in its tenant in one query.
 async function load(db: Transaction<DB>, notificationId: string): Promise<Loaded> {
-  const notice = await db.selectFrom("notifications")
-    .select(["template_key", "channel", "status", "recipient_type", "reservation_id", "access_code_id"])
-    .where("id", "=", notificationId).executeTakeFirst();
-  if (!notice) return { kind: "drop", why: "the notification is not in its tenant any more" };
-  if (notice.status !== "pending") return { kind: "drop", why: `the notification is already ${notice.status}` };
-
-  // Contract step 2: a stored enabled=false skips; no row means enabled.
-  const preference = await db.selectFrom("notification_preferences").select("enabled")
-    .where("template_key", "=", notice.template_key).where("channel", "=", notice.channel).executeTakeFirst();
-  if (preference && !preference.enabled) {
-    return { kind: "done", outcome: "skipped", reason: `the tenant opted out of ${notice.template_key} by ${notice.channel}` };
-  }
-  if (notice.channel !== "email" && notice.channel !== "sms") {
-    return { kind: "done", outcome: "skipped", reason: `no provider delivers the ${notice.channel} channel` };
-  }
-  if (!notice.reservation_id) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
-
-  const stay = await db.selectFrom("reservations as r")
-    .innerJoin("guests as g", (join) => join.onRef("g.tenant_id", "=", "r.tenant_id").onRef("g.id", "=", "r.guest_id"))
-    .innerJoin("properties as p", (join) => join.onRef("p.tenant_id", "=", "r.tenant_id").onRef("p.id", "=", "r.property_id"))
+  const row = await db.selectFrom("notifications as n")
+    .leftJoin("notification_preferences as np", (join) =>
+      join.onRef("np.tenant_id", "=", "n.tenant_id").onRef("np.template_key", "=", "n.template_key")
+        .onRef("np.channel", "=", "n.channel"))
+    .leftJoin("reservations as r", (join) => join.onRef("r.tenant_id", "=", "n.tenant_id").onRef("r.id", "=", "n.reservation_id"))
+    .leftJoin("guests as g", (join) => join.onRef("g.tenant_id", "=", "r.tenant_id").onRef("g.id", "=", "r.guest_id"))
+    .leftJoin("properties as p", (join) => join.onRef("p.tenant_id", "=", "r.tenant_id").onRef("p.id", "=", "r.property_id"))
     .leftJoin("units as u", (join) => join.onRef("u.tenant_id", "=", "r.tenant_id").onRef("u.id", "=", "r.unit_id"))
+    .leftJoin("access_codes as c", (join) => join.onRef("c.tenant_id", "=", "n.tenant_id").onRef("c.id", "=", "n.access_code_id"))
     .select([
+      "n.template_key", "n.channel", "n.status", "np.enabled",
       "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale",
       "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
       "p.email as property_email", "p.check_in_time", "p.check_out_time",
       "u.name as unit_name",
       "r.confirmation_code", "r.check_in", "r.check_out", "r.adults", "r.children", "r.total_amount", "r.amount_paid",
       "r.balance", "r.currency", "r.cancellation_reason",
+      "c.code", "c.valid_from", "c.valid_until", "c.status as code_status",
     ])
-    .where("r.id", "=", notice.reservation_id).executeTakeFirst();
-  if (!stay) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
+    .where("n.id", "=", notificationId).executeTakeFirst();
+  if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
+  if (row.status !== "pending") return { kind: "drop", why: `the notification is already ${row.status}` };
+  const { template_key: templateKey, channel } = row;
+  // The table's check allows only these keys.
+  if (!isTemplateKey(templateKey)) throw new Error(`notification ${notificationId} has no template ${templateKey}`);
 
-  const to = notice.channel === "email" ? stay.email : stay.phone;
+  // Contract step 2: a stored enabled=false skips; no row means enabled.
+  if (row.enabled === false) {
+    return { kind: "done", outcome: "skipped", reason: `the tenant opted out of ${templateKey} by ${channel}` };
+  }
+  if (channel !== "email" && channel !== "sms") {
+    return { kind: "done", outcome: "skipped", reason: `no provider delivers the ${channel} channel` };
+  }
+  if (!present(row, stayColumns)) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
+
+  const to = channel === "email" ? row.email : row.phone;
   if (!to) {
-    return { kind: "done", outcome: "failed", reason: `the guest has no ${notice.channel === "email" ? "email address" : "phone number"}` };
+    return { kind: "done", outcome: "failed", reason: `the guest has no ${channel === "email" ? "email address" : "phone number"}` };
   }
 
   let accessCode: TemplateData["accessCode"];
-  if (notice.template_key === "access_code_delivery") {
-    if (!notice.access_code_id) return { kind: "done", outcome: "failed", reason: "its access code no longer exists" };
-    const code = await db.selectFrom("access_codes").select(["code", "valid_from", "valid_until", "status"])
-      .where("id", "=", notice.access_code_id).executeTakeFirst();
-    if (!code) return { kind: "done", outcome: "failed", reason: "its access code no longer exists" };
-    if (code.status !== "active") return { kind: "done", outcome: "skipped", reason: "the access code was revoked before delivery" };
-    accessCode = { code: code.code, validFrom: code.valid_from, validUntil: code.valid_until };
+  if (templateKey === "access_code_delivery") {
+    if (!present(row, accessCodeColumns)) return { kind: "done", outcome: "failed", reason: "its access code no longer exists" };
+    if (row.code_status !== "active") return { kind: "done", outcome: "skipped", reason: "the access code was revoked before delivery" };
+    accessCode = { code: row.code, validFrom: row.valid_from, validUntil: row.valid_until };
   }
 
   return {
     kind: "deliver",
-    channel: notice.channel,
+    channel,
     to,
-    templateKey: notice.template_key,
+    templateKey,
     data: {
-      locale: stay.locale,
-      guest: { firstName: stay.first_name, lastName: stay.last_name },
+      locale: row.locale,
+      guest: { firstName: row.first_name, lastName: row.last_name },
       property: {
-        name: stay.property_name, timezone: stay.timezone, addressLine1: stay.address_line1, city: stay.city,
-        phone: stay.property_phone, email: stay.property_email, checkInTime: stay.check_in_time, checkOutTime: stay.check_out_time,
+        name: row.property_name, timezone: row.timezone, addressLine1: row.address_line1, city: row.city,
+        phone: row.property_phone, email: row.property_email, checkInTime: row.check_in_time, checkOutTime: row.check_out_time,
       },
-      unit: stay.unit_name === null ? null : { name: stay.unit_name },
+      unit: row.unit_name === null ? null : { name: row.unit_name },
       reservation: {
-        confirmationCode: stay.confirmation_code, checkIn: stay.check_in, checkOut: stay.check_out,
-        adults: stay.adults, children: stay.children, totalAmount: stay.total_amount, amountPaid: stay.amount_paid,
-        balance: stay.balance ?? stay.total_amount - stay.amount_paid, currency: stay.currency,
-        cancellationReason: stay.cancellation_reason,
+        confirmationCode: row.confirmation_code, checkIn: row.check_in, checkOut: row.check_out,
+        adults: row.adults, children: row.children, totalAmount: row.total_amount, amountPaid: row.amount_paid,
+        balance: row.balance, currency: row.currency, cancellationReason: row.cancellation_reason,
       },
       accessCode,
     },
