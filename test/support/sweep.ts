@@ -1,0 +1,177 @@
+// The fixture the sweeps over every operation of the served OpenAPI document share:
+// the operations with their access and tenant scope, tenant A with one of everything,
+// the path templates filled with A's ids, and a valid body per operation. An operation
+// with a request body and no entry in bodiesFor, a path parameter fill does not know,
+// or a new kind of access fails the sweep that meets it.
+import assert from "node:assert/strict";
+import { type Client, expectStatus, listPage, representation, type TenantFixture, unique } from "./api.ts";
+import type { Fixture } from "./api.ts";
+import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { TestUser } from "./session.ts";
+
+export type Access = "public" | "session" | "member" | "manager";
+export type Operation = {
+  operationId: string;
+  requestBody?: unknown;
+  parameters?: { $ref?: string; name?: string; in?: string }[];
+  "x-access": Access;
+};
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+// Where the tenant comes from: none (session), the x-tenant-id header, or the path.
+export type Scope = "public" | "session" | "header" | "path";
+export type Probe = { method: string; template: string; operation: Operation; access: Access; scope: Scope };
+
+const ACCESS: readonly Access[] = ["public", "session", "member", "manager"];
+
+// Every operation of the served document, with its access and where its tenant comes from.
+export async function operations(): Promise<Probe[]> {
+  const document = await openApiDocument() as unknown as Document;
+  const probes: Probe[] = [];
+  for (const [template, byMethod] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(byMethod)) {
+      const access = operation["x-access"];
+      assert.ok(ACCESS.includes(access), `${method} ${template}: unknown x-access ${access}: teach the sweeps about it`);
+      const scope: Scope = access === "public" || access === "session"
+        ? access
+        : template.startsWith("/v1/tenants/{tenantId}")
+        ? "path"
+        : "header";
+      const parameters = operation.parameters ?? [];
+      const takesHeader = parameters.some((parameter) => parameter.$ref === "#/components/parameters/TenantId");
+      assert.equal(takesHeader, scope === "header", `${method} ${template}: the document's x-tenant-id parameter`);
+      probes.push({ method: method.toUpperCase(), template, operation, access, scope });
+    }
+  }
+  return probes;
+}
+
+// The fixtures of tenant A the path templates are filled with.
+export type Ids = {
+  tenantId: string;
+  userId: string;
+  codeId: string;
+  byCollection: Record<string, string>;
+};
+
+// A path template with A's ids, as a path under /v1.
+export function fill(template: string, ids: Ids): string {
+  const path = template
+    .replace(/\/([a-z-]+)\/\{id\}/, (_, collection: string) => {
+      const id = ids.byCollection[collection];
+      assert.ok(id, `no fixture for /${collection}/{id}: add one to world() in test/support/sweep.ts`);
+      return `/${collection}/${id}`;
+    })
+    .replace("{tenantId}", ids.tenantId)
+    .replace("{userId}", ids.userId)
+    .replace("{codeId}", ids.codeId)
+    .replace(/^\/v1/, "");
+  assert.ok(!path.includes("{"), `${template}: a path parameter fill() does not know: add it`);
+  return path;
+}
+
+// A valid body per operation, so that no answer of a sweep can be a 400 about the body.
+export function bodiesFor(
+  f: { propertyId: string; unitId: string; guestId: string; ratePlanId: string; email: string },
+): Record<string, unknown> {
+  return {
+    createTenant: { name: unique("Never created") },
+    updateTenant: { name: "Renamed by a probe" },
+    addMember: { email: f.email, role: "staff" },
+    changeMemberRole: { role: "admin" },
+    createProperty: { name: "Probe House", timezone: "Europe/Lisbon", currency: "EUR" },
+    updateProperty: { city: "Elsewhere" },
+    createUnit: { propertyId: f.propertyId, name: "Probe room", type: "room", capacity: 2 },
+    updateUnit: { name: "Moved" },
+    createRatePlan: { propertyId: f.propertyId, name: "Probe", code: "PROBE", currency: "EUR", nightlyPrice: 5000 },
+    updateRatePlan: { name: "Cheaper" },
+    createGuest: { firstName: "Pro", lastName: "Be", email: "probe@guest.example" },
+    updateGuest: { notes: "changed by a probe" },
+    createReservation: {
+      propertyId: f.propertyId, unitId: f.unitId, guestId: f.guestId, ratePlanId: f.ratePlanId,
+      checkIn: "2027-09-01", checkOut: "2027-09-03",
+    },
+    updateReservation: { notes: "changed by a probe" },
+    cancelReservation: { reason: "the guest called" },
+    recordPayment: { amount: 100, method: "cash" },
+    createPaymentLink: {},
+    createAccessCode: {},
+    createTask: { propertyId: f.propertyId, unitId: f.unitId, type: "maintenance", title: "Probe task" },
+    updateTask: { title: "changed by a probe" },
+    changeTaskStatus: { status: "in_progress" },
+    setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
+  };
+}
+
+// The body to send with `probe`: none when it takes none.
+export function bodyOf(bodies: Record<string, unknown>, probe: Probe): unknown {
+  const { operationId, requestBody } = probe.operation;
+  if (requestBody === undefined) return undefined;
+  assert.ok(operationId in bodies, `no body for ${operationId}: add one to bodiesFor() in test/support/sweep.ts`);
+  return bodies[operationId];
+}
+
+export type World = {
+  a: TenantFixture & { ownerClient: Client };
+  b: TenantFixture & { ownerClient: Client };
+  outsider: TestUser; // the owner of tenant B, a member of no tenant A
+  staff: TestUser;
+  ids: Ids;
+  bodies: Record<string, unknown>;
+  probes: Probe[];
+};
+
+// Tenant A with one of everything (created by its owner), a staff member of A, and
+// tenant B with its owner.
+export async function world(fixture: Fixture): Promise<World> {
+  const a = await fixture.tenant("target");
+  const b = await fixture.tenant("outsider");
+  const owner = a.ownerClient;
+  const staff = await fixture.memberOf(a, "staff");
+
+  const made = async (path: string, template: string, body: unknown) => {
+    const response = await owner.post(path, body, representation);
+    return (await expectStatus<{ id: string }>("POST", template, response, 201)).id;
+  };
+  const property = await createProperty(owner);
+  const unit = await createUnit(owner, property.id, { type: "room" });
+  const ratePlan = await createRatePlan(owner, property.id, { nightlyPrice: 9000 });
+  const guest = await createGuest(owner);
+  const reservation = await createReservation(owner, { propertyId: property.id, guestId: guest.id }, {
+    unitId: unit.id, ratePlanId: ratePlan.id, checkIn: "2027-03-01", checkOut: "2027-03-03", status: "confirmed",
+  });
+  const payment = await made(`/reservations/${reservation.id}/payments`, "/v1/reservations/{id}/payments", {
+    amount: 1000, method: "card",
+  });
+  const paymentLink = await made(`/reservations/${reservation.id}/payment-link`, "/v1/reservations/{id}/payment-link", {});
+  const accessCode = await made(`/reservations/${reservation.id}/access-codes`, "/v1/reservations/{id}/access-codes", {});
+  const task = await made("/tasks", "/v1/tasks", {
+    propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
+  });
+  // The door code's delivery, enqueued by the database.
+  const notices = await listPage<{ id: string }>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
+  assert.ok(notices.data[0], "the door code's notification");
+  const notification = notices.data[0].id;
+
+  return {
+    a,
+    b,
+    outsider: b.owner,
+    staff,
+    ids: {
+      tenantId: a.tenantId,
+      userId: a.owner.id,
+      codeId: accessCode,
+      byCollection: {
+        properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
+        reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
+        notifications: notification,
+      },
+    },
+    bodies: bodiesFor({
+      propertyId: property.id, unitId: unit.id, guestId: guest.id, ratePlanId: ratePlan.id, email: b.owner.email,
+    }),
+    probes: await operations(),
+  };
+}
