@@ -2,7 +2,6 @@
 // its documented errors, tenant isolation and who may write. Every response is checked
 // against the served OpenAPI document.
 import assert from "node:assert/strict";
-import type postgres from "postgres";
 import {
   addMember,
   type Client,
@@ -20,46 +19,13 @@ import {
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
+import { createProperty, createUnit, type Property } from "../support/domain.ts";
 import { endSession } from "../support/session.ts";
 
 const PROPERTIES = "/v1/properties";
 const PROPERTY = "/v1/properties/{id}";
 
-type Property = {
-  id: string;
-  name: string;
-  timezone: string;
-  currency: string;
-  addressLine1: string | null;
-  addressLine2: string | null;
-  city: string | null;
-  region: string | null;
-  postalCode: string | null;
-  countryCode: string | null;
-  email: string | null;
-  phone: string | null;
-  checkInTime: string;
-  checkOutTime: string;
-  status: "active" | "archived";
-  createdAt: string;
-  updatedAt: string;
-};
-
 const listProperties = (api: Client, query = "") => listPage<Property>(api, PROPERTIES, query);
-
-async function createProperty(api: Client, fields: Record<string, unknown> = {}): Promise<Property> {
-  const response = await api.post("/properties", {
-    name: unique("Harbour House"),
-    timezone: "Europe/Lisbon",
-    currency: "EUR",
-    ...fields,
-  }, representation);
-  return await expectStatus<Property>("POST", PROPERTIES, response, 201);
-}
-
-async function addUnit(sql: postgres.Sql, tenantId: string, propertyId: string): Promise<void> {
-  await sql`insert into public.units (tenant_id, property_id, name) values (${tenantId}, ${propertyId}, 'Room 1')`;
-}
 
 // ---------------------------------------------------------------- POST /v1/properties
 
@@ -363,7 +329,7 @@ Deno.test("PATCH /v1/properties/{id}: 409 for a name in use, 404 for unknown and
 // ---------------------------------------------------------------- DELETE /v1/properties/{id}
 
 Deno.test("DELETE /v1/properties/{id}: 204, then 404; 409 while a unit refers to it; 404 for unknown and malformed ids", () =>
-  withFixture(async ({ sql, tenant }) => {
+  withFixture(async ({ tenant }) => {
     const t = await tenant("delete");
     const gone = await createProperty(t.ownerClient);
     await expectStatus("DELETE", PROPERTY, await t.ownerClient.delete(`/properties/${gone.id}`), 204);
@@ -371,7 +337,7 @@ Deno.test("DELETE /v1/properties/{id}: 204, then 404; 409 while a unit refers to
     await expectProblem("DELETE", PROPERTY, await t.ownerClient.delete(`/properties/${gone.id}`), 404, "not-found");
 
     const used = await createProperty(t.ownerClient);
-    await addUnit(sql, t.tenantId, used.id);
+    await createUnit(t.ownerClient, used.id);
     const refused = await t.ownerClient.delete(`/properties/${used.id}`);
     assert.match((await expectProblem("DELETE", PROPERTY, refused, 409, "conflict")).detail, /units refer to it\. Archive it/);
     await expectStatus("GET", PROPERTY, await t.ownerClient.get(`/properties/${used.id}`), 200);

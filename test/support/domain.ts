@@ -13,9 +13,19 @@ export type Property = {
   name: string;
   timezone: string;
   currency: string;
-  status: "active" | "archived";
+  addressLine1: string | null;
+  addressLine2: string | null;
+  city: string | null;
+  region: string | null;
+  postalCode: string | null;
+  countryCode: string | null;
+  email: string | null;
+  phone: string | null;
   checkInTime: string;
   checkOutTime: string;
+  status: "active" | "archived";
+  createdAt: string;
+  updatedAt: string;
 };
 
 export type Unit = {
