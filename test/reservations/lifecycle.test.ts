@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   type Client,
   client,
+  expectInvalid,
   expectMinimal,
   expectProblem,
   expectStatus,
@@ -298,12 +299,11 @@ Deno.test("POST /v1/reservations/{id}/cancel: the reason is trimmed and optional
       [{ reason: "ok", refund: true }, "refund"],
       [[], "(body)"],
     ];
-    for (const [body, path] of bad) {
-      const problem = await expectProblem("POST", template, await api.post(`/reservations/${kept.id}/cancel`, body), 400, "validation");
-      assert.ok(problem.errors?.some((error) => error.path === path), `${JSON.stringify(body)}: ${JSON.stringify(problem.errors)}`);
+    for (const [body, field] of bad) {
+      await expectInvalid("POST", template, await api.post(`/reservations/${kept.id}/cancel`, body), field, JSON.stringify(body));
     }
     // The contract documents the body as required: {} cancels without a reason.
-    await expectProblem("POST", template, await api.post(`/reservations/${kept.id}/cancel`), 400, "validation");
+    await expectInvalid("POST", template, await api.post(`/reservations/${kept.id}/cancel`), "(body)", "no body");
     assert.deepEqual((await read(api, kept.id)).body, kept, "nothing changed");
   }));
 
