@@ -212,10 +212,6 @@ export async function readBack<T = unknown>(
 
 export type TenantFixture = { owner: TestUser; tenantId: string; name: string };
 
-export async function setupTenant(sql: postgres.Sql, label: string): Promise<TenantFixture> {
-  return await createTenantAs(await createUser(sql, `${label}-owner`), label);
-}
-
 // A tenant created through the API by `owner`, who becomes its owner.
 export async function createTenantAs(owner: TestUser, label: string): Promise<TenantFixture> {
   const name = unique(`Tenant ${label}`);
