@@ -13,7 +13,7 @@ import { stack } from "../support/stack.ts";
 
 const HEALTH = "/v1/health";
 
-async function closedPortUrl(): Promise<string> {
+function closedPortUrl(): string {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
@@ -59,7 +59,7 @@ Deno.test("health answers 200 and every check ok while the database and Supabase
 });
 
 Deno.test("health answers 503, a problem saying which check failed, while Supabase Auth is unreachable", async () => {
-  const response = await healthWithAuthAt(await closedPortUrl());
+  const response = await healthWithAuthAt(closedPortUrl());
   const body = await expectStatus("GET", HEALTH, response, 503);
   assert.deepEqual(body, {
     type: "urn:pms:problem:service-unavailable",
