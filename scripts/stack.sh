@@ -25,6 +25,13 @@ SMS_PORT=54326
 SMS_ACCOUNT_SID=AC00000000000000000000000000000001
 SMS_AUTH_TOKEN=local-capture-token
 SMS_FROM_NUMBER=+15005550006
+# What the functions send mail with (the capture server takes any key) and the
+# worker's backoff: base * 2^(attempt - 1) seconds, capped.
+SENDGRID_API_KEY=SG.local-capture
+NOTIFICATIONS_FROM_EMAIL=stays@pms.test
+NOTIFICATIONS_FROM_NAME="PMS local"
+NOTIFICATIONS_RETRY_BASE_SECONDS=1
+NOTIFICATIONS_RETRY_MAX_SECONDS=30
 FUNCTIONS_FIRST_PORT=54330
 WORKER_EVERY_SECONDS=10
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
@@ -167,13 +174,29 @@ EOF
   psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null
 }
 
-# An HS256 secret per stack and the anon and service_role keys signed with it.
+# The settings the functions run with besides the keys, written to stack.env too so
+# that the tests read the stack's values instead of repeating them.
+ENV_SETTINGS=(SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
+  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
+
+# An HS256 secret per stack and the anon and service_role keys signed with it, kept
+# for the stack's life; the settings after them are rewritten on every `up`, so a
+# running stack's file follows this script. Values are single-quoted for `.`.
 ensure_keys() {
-  [ -f "$ENV_FILE" ] && return
-  say "generating the stack's JWT secret and API keys"
-  "$DENO" run --quiet --no-config "$ROOT/local/keys.ts" > "$ENV_FILE.tmp"
+  local keys
+  if [ -f "$ENV_FILE" ]; then
+    keys=$(grep -E '^(JWT_SECRET|ANON_KEY|SERVICE_ROLE_KEY)=' "$ENV_FILE")
+  else
+    say "generating the stack's JWT secret and API keys"
+    keys=$("$DENO" run --quiet --no-config "$ROOT/local/keys.ts")
+  fi
+  local name
+  {
+    printf '%s\n' "$keys"
+    for name in "${ENV_SETTINGS[@]}"; do printf "%s='%s'\n" "$name" "${!name}"; done
+  } > "$ENV_FILE.tmp"
+  chmod 600 "$ENV_FILE.tmp"
   mv "$ENV_FILE.tmp" "$ENV_FILE"
-  chmod 600 "$ENV_FILE"
 }
 
 load_keys() { set -a; . "$ENV_FILE"; set +a; }
@@ -271,11 +294,12 @@ ensure_http_processes() {
         SUPABASE_URL="http://127.0.0.1:$API_PORT" SUPABASE_DB_URL="$DB_URL" \
         SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY" \
         AUTH_URL="http://127.0.0.1:$AUTH_PORT" AUTH_JWT_SECRET="$JWT_SECRET" \
-        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" SENDGRID_API_KEY="SG.local-capture" \
-        NOTIFICATIONS_FROM_EMAIL="stays@pms.test" NOTIFICATIONS_FROM_NAME="PMS local" \
+        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" SENDGRID_API_KEY="$SENDGRID_API_KEY" \
+        NOTIFICATIONS_FROM_EMAIL="$NOTIFICATIONS_FROM_EMAIL" NOTIFICATIONS_FROM_NAME="$NOTIFICATIONS_FROM_NAME" \
         SMS_API_URL="http://127.0.0.1:$SMS_PORT" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID" \
         SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER" \
-        NOTIFICATIONS_RETRY_BASE_SECONDS=1 NOTIFICATIONS_RETRY_MAX_SECONDS=30 \
+        NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS" \
+        NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS" \
         -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
         --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
     fi

@@ -1,5 +1,6 @@
 // The SendGrid double speaks v3 Mail Send as the notification worker will see it.
 import assert from "node:assert/strict";
+import { mail as capture } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
 
 const mail = {
@@ -18,20 +19,16 @@ async function send(body: unknown, authorization = "Bearer SG.test"): Promise<Re
   });
 }
 
-async function captured(): Promise<{ status: number; body: typeof mail }[]> {
-  return await (await fetch(`${stack.mailUrl}/_capture/requests`)).json();
-}
-
 Deno.test("SendGrid capture: accepts, refuses and replays scripted failures", async (t) => {
-  await (await fetch(`${stack.mailUrl}/_capture`, { method: "DELETE" })).body?.cancel();
+  await capture.clear();
 
   await t.step("a valid mail is 202 with X-Message-Id and is recorded", async () => {
     const response = await send(mail);
     assert.equal(response.status, 202);
     assert.ok(response.headers.get("x-message-id"));
-    const messages = await (await fetch(`${stack.mailUrl}/_capture/messages`)).json();
+    const messages = await capture.messages();
     assert.equal(messages.length, 1);
-    assert.deepEqual(messages[0].body.custom_args, { notificationId: "n-1" });
+    assert.deepEqual(messages[0]!.body.custom_args, { notificationId: "n-1" });
   });
 
   await t.step("no API key is 401, a mail without recipients is 400 with field errors", async () => {
@@ -43,18 +40,13 @@ Deno.test("SendGrid capture: accepts, refuses and replays scripted failures", as
   });
 
   await t.step("scripted answers come in order, then 202 again", async () => {
-    const script = await fetch(`${stack.mailUrl}/_capture/script`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ responses: [{ status: 429, headers: { "retry-after": "2" } }, { status: 503 }] }),
-    });
-    assert.equal(script.status, 200);
+    assert.deepEqual(await capture.script({ status: 429, headers: { "retry-after": "2" } }, { status: 503 }), { pending: 2 });
     const throttled = await send(mail);
     assert.equal(throttled.status, 429);
     assert.equal(throttled.headers.get("retry-after"), "2");
     await throttled.body?.cancel();
     assert.equal((await send(mail)).status, 503);
     assert.equal((await send(mail)).status, 202);
-    assert.deepEqual((await captured()).map((attempt) => attempt.status), [202, 401, 400, 429, 503, 202]);
+    assert.deepEqual((await capture.requests()).map((attempt) => attempt.status), [202, 401, 400, 429, 503, 202]);
   });
 });

@@ -2,11 +2,12 @@
 // SMS adapter will see it: a form under Basic auth, 201 and the message resource, or
 // Twilio's error shape.
 import assert from "node:assert/strict";
-import { pipeline } from "../support/notifications.ts";
+import { sms } from "../support/notifications.ts";
+import { stack } from "../support/stack.ts";
 
-const { accountSid, authToken, fromNumber } = pipeline.sms;
+const { accountSid, authToken, fromNumber } = stack.notifications.sms;
 const basic = (user: string, password: string) => `Basic ${btoa(`${user}:${password}`)}`;
-const messagesUrl = (sid = accountSid) => `${pipeline.smsUrl}/2010-04-01/Accounts/${sid}/Messages.json`;
+const messagesUrl = (sid = accountSid) => `${stack.smsUrl}/2010-04-01/Accounts/${sid}/Messages.json`;
 
 const message = { To: "+351912345678", From: fromNumber, Body: "Your door code is 482913" };
 
@@ -21,17 +22,13 @@ async function send(
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
-async function captured(path: "messages" | "requests"): Promise<{ status: number; sid: string | null; accountSid: string; params: Record<string, string> }[]> {
-  return await (await fetch(`${pipeline.smsUrl}/_capture/${path}`)).json();
-}
-
 function twilioError(body: Record<string, unknown>, status: number, code: number) {
   assert.deepEqual(body, { code, message: body.message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
   assert.equal(typeof body.message, "string");
 }
 
 Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (t) => {
-  await (await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" })).body?.cancel();
+  await sms.clear();
 
   await t.step("a valid message is 201 with the message resource and is recorded", async () => {
     const response = await send(message);
@@ -62,7 +59,7 @@ Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (
         uri: `/2010-04-01/Accounts/${accountSid}/Messages/${sid}.json`,
       },
     );
-    const messages = await captured("messages");
+    const messages = await sms.messages();
     assert.equal(messages.length, 1);
     assert.deepEqual(messages[0], { ...messages[0], status: 201, sid, accountSid, params: message });
   });
@@ -105,19 +102,13 @@ Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (
   });
 
   await t.step("scripted answers come in order, then 201 again", async () => {
-    await (await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" })).body?.cancel();
-    const script = await fetch(`${pipeline.smsUrl}/_capture/script`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        responses: [
-          { status: 429, headers: { "retry-after": "2" } },
-          { status: 503 },
-          { status: 400, body: { code: 21610, message: "Attempt to send to unsubscribed recipient", status: 400 } },
-        ],
-      }),
-    });
-    assert.deepEqual([script.status, await script.json()], [200, { pending: 3 }]);
+    await sms.clear();
+    const script = await sms.script(
+      { status: 429, headers: { "retry-after": "2" } },
+      { status: 503 },
+      { status: 400, body: { code: 21610, message: "Attempt to send to unsubscribed recipient", status: 400 } },
+    );
+    assert.deepEqual(script, { pending: 3 });
     const throttled = await send(message);
     assert.equal(throttled.status, 429);
     assert.equal(throttled.headers.get("retry-after"), "2");
@@ -128,25 +119,20 @@ Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (
     const refused = await send(message);
     assert.deepEqual([refused.status, refused.body], [400, { code: 21610, message: "Attempt to send to unsubscribed recipient", status: 400 }]);
     assert.equal((await send(message)).status, 201);
-    assert.deepEqual((await captured("requests")).map((attempt) => attempt.status), [429, 503, 400, 201]);
-    assert.equal((await captured("messages")).length, 1);
+    assert.deepEqual((await sms.requests()).map((attempt) => attempt.status), [429, 503, 400, 201]);
+    assert.equal((await sms.messages()).length, 1);
   });
 
   await t.step("the credentials are checked before a script is used; a bad script is 400; DELETE forgets everything", async () => {
-    await (await fetch(`${pipeline.smsUrl}/_capture/script`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ responses: [{ status: 500 }] }),
-    })).body?.cancel();
+    await sms.script({ status: 500 });
     assert.equal((await send(message, { authorization: "" })).status, 401);
     assert.equal((await send(message)).status, 500, "the script was still there");
-    const bad = await fetch(`${pipeline.smsUrl}/_capture/script`, { method: "POST", body: JSON.stringify({ responses: [{}] }) });
+    const bad = await fetch(`${stack.smsUrl}/_capture/script`, { method: "POST", body: JSON.stringify({ responses: [{}] }) });
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
-    const cleared = await fetch(`${pipeline.smsUrl}/_capture`, { method: "DELETE" });
-    assert.equal(cleared.status, 204);
-    assert.deepEqual(await captured("requests"), []);
-    assert.deepEqual(await captured("messages"), []);
+    await sms.clear();
+    assert.deepEqual(await sms.requests(), []);
+    assert.deepEqual(await sms.messages(), []);
     const get = await fetch(messagesUrl());
     assert.equal(get.status, 405);
     await get.body?.cancel();

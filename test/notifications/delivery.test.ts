@@ -27,13 +27,13 @@ import {
   type Notification,
   notificationFor,
   partsOf,
-  pipeline,
   readNotification,
   runWorker,
   setPreference,
   summary,
   type TemplateKey,
 } from "../support/notifications.ts";
+import { stack } from "../support/stack.ts";
 
 type GuestStay = { property: Property; unit: Unit; guest: Guest; reservation: Reservation };
 
@@ -104,7 +104,7 @@ async function deliverOne(api: Client, tenantId: string, stay: GuestStay, pendin
   assert.ok(sent.messageId);
   const parts = partsOf(sent.body);
   assert.deepEqual(parts.to, [stay.guest.email], "to the guest");
-  assert.deepEqual(sent.body.from, { email: pipeline.fromEmail, name: pipeline.fromName });
+  assert.deepEqual(sent.body.from, { email: stack.notifications.fromEmail, name: stack.notifications.fromName });
   assert.equal(parts.subject, expected.subject);
   assert.equal(parts.text, expected.text);
   for (const fragment of expected.html) assert.ok(parts.html.includes(fragment), `the HTML part has ${JSON.stringify(fragment)}`);

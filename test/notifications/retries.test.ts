@@ -19,15 +19,15 @@ import {
   type Notification,
   notificationFor,
   partsOf,
-  pipeline,
   readNotification,
   runWorker,
   runWorkerInProcess,
   runWorkerUntilRead,
   sleep,
-  type ScriptedResponse,
   summary,
 } from "../support/notifications.ts";
+import { stack } from "../support/stack.ts";
+import type { ScriptedResponse } from "../../local/capture.ts";
 import { defaultWorkerSettings } from "../../src/notifications/worker.ts";
 
 // A confirmed stay checked in through the API: its pending checkin_reminder.
@@ -146,7 +146,7 @@ Deno.test("transient failures up to the maximum of attempts: an exponential back
       await expectWaiting(t.ownerClient, pending, attempt, /\b503\b/);
       const job = await onlyJob(sql, pending.id);
       assert.equal(job.readCount, attempt);
-      const exponential = Math.min(pipeline.retryMaxSeconds, pipeline.retryBaseSeconds * 2 ** (attempt - 1));
+      const exponential = Math.min(stack.notifications.retryMaxSeconds, stack.notifications.retryBaseSeconds * 2 ** (attempt - 1));
       assertInvisibleFor(job, Math.ceil(exponential / 2), exponential);
       await expireBackoff(sql, job.msgId);
     }

@@ -13,7 +13,6 @@ import {
   listPreferences,
   mail,
   type Notification,
-  pipeline,
   QUEUE,
   readNotification,
   runWorker,
@@ -23,6 +22,7 @@ import {
   sms,
   summary,
 } from "../support/notifications.ts";
+import { stack } from "../support/stack.ts";
 
 const PHONE = "+351912345678";
 
@@ -81,10 +81,10 @@ async function expectTexted(sql: postgres.Sql, api: Client, stay: SmsStay, pendi
   const messages = await sms.messages();
   assert.equal(messages.length, 1, "exactly one text message");
   const [message] = messages;
-  assert.equal(message!.accountSid, pipeline.sms.accountSid);
+  assert.equal(message!.accountSid, stack.notifications.sms.accountSid);
   assert.deepEqual(Object.keys(message!.params).sort(), ["Body", "From", "To"]);
   assert.equal(message!.params.To, PHONE);
-  assert.equal(message!.params.From, pipeline.sms.fromNumber);
+  assert.equal(message!.params.From, stack.notifications.sms.fromNumber);
   const body = message!.params.Body!;
   assert.ok(body.includes(stay.property.name) && body.includes(stay.reservation.confirmationCode), body);
   assert.ok(body.startsWith("Hi Ana,\n"));

@@ -14,7 +14,6 @@ import {
   type Notification,
   notificationFor,
   partsOf,
-  pipeline,
   QUEUE,
   readNotification,
   runWorker,
@@ -24,6 +23,7 @@ import {
   sms,
   summary,
 } from "../support/notifications.ts";
+import { stack } from "../support/stack.ts";
 
 async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Notification }> {
   const stay = await createStay(api, { status: "confirmed" });
@@ -262,16 +262,16 @@ Deno.test("the worker refuses every caller without the service credential (401) 
 
     const refused: [string, Record<string, string>][] = [
       ["no Authorization", {}],
-      ["the anon key", { authorization: `Bearer ${pipeline.anonKey}` }],
+      ["the anon key", { authorization: `Bearer ${stack.anonKey}` }],
       ["a signed-in user's token", { authorization: `Bearer ${member.token}` }],
-      ["the service key in another scheme", { authorization: `Basic ${pipeline.serviceRoleKey}` }],
-      ["the service key with a character less", { authorization: `Bearer ${pipeline.serviceRoleKey.slice(0, -1)}` }],
+      ["the service key in another scheme", { authorization: `Basic ${stack.serviceRoleKey}` }],
+      ["the service key with a character less", { authorization: `Bearer ${stack.serviceRoleKey.slice(0, -1)}` }],
     ];
     for (const [label, headers] of refused) {
       expectWorkerProblem(await callWorker(headers), 401, "unauthorized", label);
       expectWorkerProblem(await callWorker(headers, "GET"), 401, "unauthorized", `GET with ${label}`);
     }
-    const get = await callWorker({ authorization: `Bearer ${pipeline.serviceRoleKey}` }, "GET");
+    const get = await callWorker({ authorization: `Bearer ${stack.serviceRoleKey}` }, "GET");
     expectWorkerProblem(get, 405, "method-not-allowed", "GET with the key");
     assert.equal(get.headers.get("allow"), "POST");
 

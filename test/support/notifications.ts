@@ -5,54 +5,16 @@ import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne } from "./api.ts";
 import { stack } from "./stack.ts";
+import type { ScriptedResponse } from "../../local/capture.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
 import { defaultWorkerSettings, runWorker as runWorkerWith, type WorkerSettings } from "../../src/notifications/worker.ts";
 
-const root = new URL("../../", import.meta.url);
-
-function readEnvFile(path: string): Record<string, string> {
-  const text = Deno.readTextFileSync(new URL(path, root));
-  return Object.fromEntries(
-    text.split("\n").filter((line) => line.includes("=")).map((line) => {
-      const at = line.indexOf("=");
-      return [line.slice(0, at), line.slice(at + 1)];
-    }),
-  );
-}
-
-// A setting scripts/stack.sh gives the stack's processes (NAME=value or NAME="value").
-function stackSetting(name: string): string {
-  const script = Deno.readTextFileSync(new URL("scripts/stack.sh", root));
-  const match = new RegExp(`\\b${name}=(?:"([^"]*)"|(\\S+))`).exec(script);
-  assert.ok(match, `scripts/stack.sh sets ${name}`);
-  return match[1] ?? match[2]!;
-}
-
-const stackEnv = readEnvFile(".stack/stack.env");
-
 export const QUEUE = "notifications";
 
-export const pipeline = {
-  workerUrl: `${stack.apiUrl}/functions/v1/notifications-worker`,
-  serviceRoleKey: stackEnv.SERVICE_ROLE_KEY!,
-  anonKey: stackEnv.ANON_KEY!,
-  mailUrl: stack.mailUrl,
-  smsUrl: `http://127.0.0.1:${stackSetting("SMS_PORT")}`,
-  // What the worker function runs with locally.
-  fromEmail: stackSetting("NOTIFICATIONS_FROM_EMAIL"),
-  fromName: stackSetting("NOTIFICATIONS_FROM_NAME"),
-  // The worker's backoff: base * 2^(attempt - 1) seconds, capped, with jitter.
-  retryBaseSeconds: Number(stackSetting("NOTIFICATIONS_RETRY_BASE_SECONDS")),
-  retryMaxSeconds: Number(stackSetting("NOTIFICATIONS_RETRY_MAX_SECONDS")),
-  sms: {
-    accountSid: stackSetting("SMS_ACCOUNT_SID"),
-    authToken: stackSetting("SMS_AUTH_TOKEN"),
-    fromNumber: stackSetting("SMS_FROM_NUMBER"),
-  },
-};
+export const WORKER_URL = `${stack.apiUrl}/functions/v1/notifications-worker`;
 
 // ---------------------------------------------------------------- the API's view
 
@@ -120,8 +82,8 @@ export function summary(counts: Partial<RunSummary>): RunSummary {
 }
 
 // Calls the worker function as the scheduler does: POST with the service credential.
-export async function callWorker(headers: Record<string, string> = { authorization: `Bearer ${pipeline.serviceRoleKey}` }, method = "POST") {
-  const response = await fetch(pipeline.workerUrl, { method, headers });
+export async function callWorker(headers: Record<string, string> = { authorization: `Bearer ${stack.serviceRoleKey}` }, method = "POST") {
+  const response = await fetch(WORKER_URL, { method, headers });
   const text = await response.text();
   let body: unknown = null;
   try {
@@ -154,26 +116,27 @@ export async function runWorkerInProcess(change: {
   settings?: Partial<WorkerSettings>;
 } = {}): Promise<{ run: RunSummary; logs: LogLine[] }> {
   const logs: LogLine[] = [];
+  const settings = stack.notifications;
   const db = createDb(createPool(stack.dbUrl, { max: 2, applicationName: "notifications-test", generatedTypes: true }));
   try {
     const run = await runWorkerWith({
       db,
       adapters: {
         email: createSendGridAdapter({
-          apiKey: "SG.local-capture",
-          fromEmail: pipeline.fromEmail,
-          fromName: pipeline.fromName,
-          baseUrl: pipeline.mailUrl,
+          apiKey: settings.sendGridApiKey,
+          fromEmail: settings.fromEmail,
+          fromName: settings.fromName,
+          baseUrl: stack.mailUrl,
           timeoutMs: 10_000,
           ...change.email,
           now: Date.now,
         }),
-        sms: createSmsAdapter({ ...pipeline.sms, baseUrl: pipeline.smsUrl, timeoutMs: 10_000, ...change.sms, fetch, now: Date.now }),
+        sms: createSmsAdapter({ ...settings.sms, baseUrl: stack.smsUrl, timeoutMs: 10_000, ...change.sms, fetch, now: Date.now }),
       },
       settings: {
         ...defaultWorkerSettings,
-        baseDelaySeconds: pipeline.retryBaseSeconds,
-        maxDelaySeconds: pipeline.retryMaxSeconds,
+        baseDelaySeconds: settings.retryBaseSeconds,
+        maxDelaySeconds: settings.retryMaxSeconds,
         ...change.settings,
       },
       random: Math.random,
@@ -249,8 +212,6 @@ export async function deliveryColumns(sql: postgres.Sql, id: string) {
 
 // ---------------------------------------------------------------- the provider doubles
 
-export type ScriptedResponse = { status: number; headers?: Record<string, string>; body?: unknown; delayMs?: number };
-
 function captureServer<A>(baseUrl: string) {
   const get = async <T>(path: string): Promise<T> => {
     const response = await fetch(`${baseUrl}${path}`);
@@ -267,14 +228,16 @@ function captureServer<A>(baseUrl: string) {
     messages: () => get<A[]>("/_capture/messages"),
     // Every attempt with the status it got.
     requests: () => get<A[]>("/_capture/requests"),
-    async script(...responses: ScriptedResponse[]): Promise<void> {
+    // Queues answers for the next attempts; how many are queued now.
+    async script(...responses: ScriptedResponse[]): Promise<{ pending: number }> {
       const response = await fetch(`${baseUrl}/_capture/script`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ responses }),
       });
-      await response.body?.cancel();
-      assert.equal(response.status, 200);
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      return JSON.parse(text) as { pending: number };
     },
   };
 }
@@ -298,8 +261,8 @@ export type SmsAttempt = {
   params: Record<string, string>;
 };
 
-export const mail = captureServer<MailAttempt>(pipeline.mailUrl);
-export const sms = captureServer<SmsAttempt>(pipeline.smsUrl);
+export const mail = captureServer<MailAttempt>(stack.mailUrl);
+export const sms = captureServer<SmsAttempt>(stack.smsUrl);
 
 // One mail's parts: the recipient, the subject, the text and HTML content and the custom args.
 export function partsOf(sent: SentMail) {

@@ -1,4 +1,5 @@
-// Where the running local stack is, read from the env file it wrote.
+// Where the running local stack is and what it runs with, read from the env file
+// scripts/stack.sh writes (NAME=value, or NAME='value' for the settings).
 const root = new URL("../../", import.meta.url);
 
 function readStackEnv(): Record<string, string> {
@@ -6,12 +7,19 @@ function readStackEnv(): Record<string, string> {
   return Object.fromEntries(
     text.split("\n").filter((line) => line.includes("=")).map((line) => {
       const at = line.indexOf("=");
-      return [line.slice(0, at), line.slice(at + 1)];
+      const value = line.slice(at + 1);
+      return [line.slice(0, at), /^'.*'$/.test(value) ? value.slice(1, -1) : value];
     }),
   );
 }
 
 const env = readStackEnv();
+
+function setting(name: string): string {
+  const value = env[name];
+  if (value === undefined) throw new Error(`.stack/stack.env has no ${name}: run scripts/stack.sh up`);
+  return value;
+}
 
 export const stack = {
   apiUrl: "http://127.0.0.1:54321",
@@ -19,8 +27,24 @@ export const stack = {
   dbUrl: "postgresql://postgres:postgres@127.0.0.1:54322/postgres",
   authUrl: "http://127.0.0.1:54325",
   mailUrl: "http://127.0.0.1:54324",
-  jwtSecret: env.JWT_SECRET!,
-  anonKey: env.ANON_KEY!,
+  smsUrl: "http://127.0.0.1:54326",
+  jwtSecret: setting("JWT_SECRET"),
+  anonKey: setting("ANON_KEY"),
+  serviceRoleKey: setting("SERVICE_ROLE_KEY"),
+  // What the notifications worker function runs with.
+  notifications: {
+    sendGridApiKey: setting("SENDGRID_API_KEY"),
+    fromEmail: setting("NOTIFICATIONS_FROM_EMAIL"),
+    fromName: setting("NOTIFICATIONS_FROM_NAME"),
+    // The worker's backoff: base * 2^(attempt - 1) seconds, capped, with jitter.
+    retryBaseSeconds: Number(setting("NOTIFICATIONS_RETRY_BASE_SECONDS")),
+    retryMaxSeconds: Number(setting("NOTIFICATIONS_RETRY_MAX_SECONDS")),
+    sms: {
+      accountSid: setting("SMS_ACCOUNT_SID"),
+      authToken: setting("SMS_AUTH_TOKEN"),
+      fromNumber: setting("SMS_FROM_NUMBER"),
+    },
+  },
 };
 
 export type Problem = {
