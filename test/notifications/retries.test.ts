@@ -8,16 +8,16 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, withFixture } from "../support/api.ts";
-import { createStay, type Stay, stepReservation } from "../support/domain.ts";
+import type { Stay } from "../support/domain.ts";
 import {
   callWorker,
+  checkedIn,
   drainQueue,
   expireBackoff,
   type Job,
   jobsFor,
   mail,
   type Notification,
-  notificationFor,
   partsOf,
   readNotification,
   runWorker,
@@ -31,14 +31,6 @@ import type { ScriptedResponse } from "../../local/capture.ts";
 import { defaultWorkerSettings } from "../../src/notifications/worker.ts";
 
 // A confirmed stay checked in through the API: its pending checkin_reminder.
-async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Notification }> {
-  const stay = await createStay(api, { status: "confirmed" });
-  await stepReservation(api, stay.reservation.id, "check-in");
-  const pending = await notificationFor(api, stay.reservation.id, "checkin_reminder");
-  assert.equal(pending.status, "pending");
-  return { stay, pending };
-}
-
 async function onlyJob(sql: postgres.Sql, notificationId: string): Promise<Job> {
   const jobs = await jobsFor(sql, notificationId);
   assert.equal(jobs.length, 1, `one job for ${notificationId}: ${JSON.stringify(jobs)}`);

@@ -40,12 +40,12 @@ async function smsStay(api: Client, phone: string | null): Promise<SmsStay> {
   return { property, guest, reservation };
 }
 
-// An sms checkin_reminder for the stay's guest and its job, in one transaction.
-async function enqueueSms(sql: postgres.Sql, tenantId: string, stay: SmsStay): Promise<string> {
+// A checkin_reminder by `channel` for the stay's guest and its job, in one transaction.
+async function enqueueReminder(sql: postgres.Sql, tenantId: string, stay: SmsStay, channel = "sms"): Promise<string> {
   return await sql.begin(async (trx) => {
     const [row] = await trx<{ id: string }[]>`
       insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, reservation_id)
-      values (${tenantId}, ${stay.guest.id}, 'guest', 'checkin_reminder', 'sms', ${stay.reservation.id})
+      values (${tenantId}, ${stay.guest.id}, 'guest', 'checkin_reminder', ${channel}, ${stay.reservation.id})
       returning id`;
     await trx`select pgmq.send(${QUEUE}, jsonb_build_object('notificationId', ${row!.id}::uuid, 'tenantId', ${tenantId}::uuid))`;
     return row!.id;
@@ -112,7 +112,7 @@ Deno.test("an sms notification for a guest with a phone: one text message to the
     await drainQueue(sql);
     const t = await tenant("sms");
     const stay = await smsStay(t.ownerClient, PHONE);
-    const pending = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const pending = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
 
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
     await expectTexted(sql, t.ownerClient, stay, pending, 1);
@@ -125,7 +125,7 @@ Deno.test("an sms notification for a guest without a phone: failed, 'the guest h
     await drainQueue(sql);
     const t = await tenant("sms-no-phone");
     const stay = await smsStay(t.ownerClient, null);
-    const pending = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const pending = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
 
     assert.deepEqual(await runWorker(), summary({ read: 1, failed: 1 }));
     const failed = await readNotification(t.ownerClient, pending.id);
@@ -145,7 +145,7 @@ Deno.test("the SMS provider answers 429, then 201: retried (pending, the 429 kep
     await drainQueue(sql);
     const t = await tenant("sms-retry");
     const stay = await smsStay(t.ownerClient, PHONE);
-    const pending = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const pending = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
     await sms.script({ status: 429, headers: { "retry-after": "1" } });
 
     assert.deepEqual(await runWorker(), summary({ read: 1, retried: 1 }));
@@ -165,7 +165,7 @@ Deno.test("the SMS provider refuses the message (400): failed at once with the p
     await drainQueue(sql);
     const t = await tenant("sms-refused");
     const stay = await smsStay(t.ownerClient, PHONE);
-    const pending = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const pending = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
     const refusal = "Attempt to send to unsubscribed recipient";
     await sms.script({ status: 400, body: { code: 21610, message: refusal, status: 400 } });
 
@@ -184,7 +184,7 @@ Deno.test("opted out of checkin_reminder by sms: the sms one is skipped; the ema
     const t = await tenant("sms-opt-out");
     const stay = await smsStay(t.ownerClient, PHONE);
     await setPreference(t.ownerClient, { templateKey: "checkin_reminder", channel: "sms", enabled: false });
-    const pending = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const pending = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
 
     assert.deepEqual(await runWorker(), summary({ read: 1, skipped: 1 }));
     const skipped = await readNotification(t.ownerClient, pending.id);
@@ -200,7 +200,7 @@ Deno.test("wrong SMS credentials: the provider answers 401 and the notification 
     const t = await tenant("sms-config");
     const stay = await smsStay(t.ownerClient, PHONE);
 
-    const wrongToken = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const wrongToken = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
     const refused = await runWorkerInProcess({ sms: { authToken: "not-the-token" } });
     assert.deepEqual(refused.run, summary({ read: 1, failed: 1 }));
     const failed = await readNotification(t.ownerClient, wrongToken.id);
@@ -211,7 +211,7 @@ Deno.test("wrong SMS credentials: the provider answers 401 and the notification 
     assert.deepEqual(await sms.messages(), []);
 
     await sms.clear();
-    const noNumber = await pendingSms(t.ownerClient, await enqueueSms(sql, t.tenantId, stay), stay, t.tenantId);
+    const noNumber = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
     const disabled = await runWorkerInProcess({ sms: { fromNumber: null } });
     assert.deepEqual(disabled.run, summary({ read: 1, skipped: 1 }));
     const reason = "sms is disabled: the sending number (SMS_FROM_NUMBER) is not set";
@@ -228,12 +228,7 @@ Deno.test("push and in_app notifications: no provider delivers them, so they are
     const stay = await smsStay(t.ownerClient, PHONE);
     const ids: Record<string, string> = {};
     for (const channel of ["push", "in_app"]) {
-      const [row] = await sql<{ id: string }[]>`
-        insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, reservation_id)
-        values (${t.tenantId}, ${stay.guest.id}, 'guest', 'checkin_reminder', ${channel}, ${stay.reservation.id})
-        returning id`;
-      await sql`select pgmq.send(${QUEUE}, jsonb_build_object('notificationId', ${row!.id}::uuid, 'tenantId', ${t.tenantId}::uuid))`;
-      ids[channel] = row!.id;
+      ids[channel] = await enqueueReminder(sql, t.tenantId, stay, channel);
     }
     assert.deepEqual(await runWorker(), summary({ read: 2, skipped: 2 }));
     for (const [channel, id] of Object.entries(ids)) {

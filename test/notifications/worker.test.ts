@@ -4,15 +4,13 @@
 // run, and the function refuses every caller without the service credential.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { type Client, withFixture } from "../support/api.ts";
-import { createStay, type Stay, stepReservation } from "../support/domain.ts";
+import { withFixture } from "../support/api.ts";
 import {
   callWorker,
+  checkedIn,
   drainQueue,
   jobsFor,
   mail,
-  type Notification,
-  notificationFor,
   partsOf,
   QUEUE,
   readNotification,
@@ -23,13 +21,7 @@ import {
   sms,
   summary,
 } from "../support/notifications.ts";
-import { stack } from "../support/stack.ts";
-
-async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Notification }> {
-  const stay = await createStay(api, { status: "confirmed" });
-  await stepReservation(api, stay.reservation.id, "check-in");
-  return { stay, pending: await notificationFor(api, stay.reservation.id, "checkin_reminder") };
-}
+import { type Problem, stack } from "../support/stack.ts";
 
 // ---------------------------------------------------------------- sender unset
 
@@ -239,8 +231,6 @@ Deno.test("a batch that takes longer than its visibility timeout: the next run d
   }));
 
 // ---------------------------------------------------------------- the service credential
-
-type Problem = { type: string; title: string; status: number; detail: string };
 
 function expectWorkerProblem(answer: Awaited<ReturnType<typeof callWorker>>, status: number, kind: string, label: string): Problem {
   assert.equal(answer.status, status, `${label}: ${answer.text}`);

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne } from "./api.ts";
+import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { stack } from "./stack.ts";
 import type { ScriptedResponse } from "../../local/capture.ts";
 import { createDb } from "../../src/db/database.ts";
@@ -68,6 +69,15 @@ export async function notificationFor(api: Client, reservationId: string, templa
   const page: Page<Notification> = await listNotifications(api, `?reservationId=${reservationId}&templateKey=${templateKey}`);
   assert.equal(page.data.length, 1, `one ${templateKey} notification for reservation ${reservationId}: ${JSON.stringify(page.data)}`);
   return page.data[0]!;
+}
+
+// A confirmed stay, checked in: its checkin_reminder is pending.
+export async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Notification }> {
+  const stay = await createStay(api, { status: "confirmed" });
+  await stepReservation(api, stay.reservation.id, "check-in");
+  const pending = await notificationFor(api, stay.reservation.id, "checkin_reminder");
+  assert.equal(pending.status, "pending");
+  return { stay, pending };
 }
 
 // ---------------------------------------------------------------- the worker
