@@ -246,7 +246,7 @@ Deno.test("PATCH /v1/notifications/preferences: creates the pair's row, a second
     assert.equal(list.pagination.total, 1, "one row for the pair");
     const [row] = list.data;
     assert.deepEqual({ ...row!, updatedAt: "" }, { templateKey: "checkin_reminder", channel: "email", enabled: true, updatedAt: "" });
-    assert.ok(Date.parse(row!.updatedAt) >= Date.parse(created.updatedAt), "updatedAt moved");
+    assert.ok(Date.parse(row!.updatedAt) > Date.parse(created.updatedAt), "updatedAt moved");
     const [count] = await sql<{ count: number }[]>`
       select count(*)::int as count from public.notification_preferences
       where tenant_id = ${t.tenantId} and template_key = 'checkin_reminder' and channel = 'email'`;
