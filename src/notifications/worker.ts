@@ -2,7 +2,7 @@
 // in the job's tenant under the background_worker role, so RLS applies to every
 // read and write (contract step 1); the provider is called between two short
 // transactions, never inside one.
-import { sql as raw, type Transaction } from "kysely";
+import { type RawBuilder, sql as raw, type Transaction } from "kysely";
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { DB } from "../db/database.ts";
@@ -101,25 +101,31 @@ async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> 
   const { notificationId, tenantId } = parsed.data;
   const fields = { notificationId, tenantId, msgId: job.msgId };
 
-  const loaded = await inTenant(deps.db, tenantId, (db) => load(db, notificationId));
+  // Whatever is settled before a provider call commits with the job's deletion here;
+  // a notification still to be delivered rolls the deletion back and keeps its job.
+  const loaded = await inTenant(deps.db, tenantId, deleteJob(job), async (trx): Promise<Loaded> => {
+    const loaded = await load(trx, notificationId);
+    if (loaded.kind === "drop") return loaded;
+    if (loaded.kind === "done") {
+      await settle(trx, notificationId, { status: loaded.outcome, status_reason: reasonOf(loaded.reason) });
+      return loaded;
+    }
+    const { disabledReason } = deps.adapters[loaded.channel];
+    if (!disabledReason) return loaded;
+    deps.logger.warn(disabledReason, fields);
+    await settle(trx, notificationId, { status: "skipped", status_reason: disabledReason });
+    return { kind: "done", outcome: "skipped", reason: disabledReason };
+  }, (loaded) => loaded.kind !== "deliver");
   if (loaded.kind === "drop") {
-    await raw`select pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`.execute(deps.db);
     deps.logger.warn(`notification job dropped: ${loaded.why}`, fields);
     return "dropped";
   }
   if (loaded.kind === "done") {
-    await finish(deps.db, tenantId, job, notificationId, { status: loaded.outcome, status_reason: reasonOf(loaded.reason) });
     if (loaded.outcome === "failed") deps.logger.error(`notification failed: ${loaded.reason}`, fields);
     return loaded.outcome;
   }
 
   const adapter = deps.adapters[loaded.channel];
-  if (adapter.disabledReason) {
-    deps.logger.warn(adapter.disabledReason, fields);
-    await finish(deps.db, tenantId, job, notificationId, { status: "skipped", status_reason: adapter.disabledReason });
-    return "skipped";
-  }
-
   const rendered = renderTemplate(loaded.templateKey, loaded.data);
   const attempt = job.readCount;
   const content = { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to };
@@ -132,47 +138,66 @@ async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> 
   }
 
   if (delivery.outcome === "accepted") {
-    await finish(deps.db, tenantId, job, notificationId, {
-      ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId, sent: true,
-    });
+    await inTenant(deps.db, tenantId, deleteJob(job), (trx) =>
+      settle(trx, notificationId, {
+        ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId, sent: true,
+      }));
     return "sent";
   }
   if (delivery.outcome === "permanent" || attempt >= deps.settings.maxAttempts) {
     const reason = reasonOf(delivery.outcome === "permanent" ? delivery.reason : `gave up after ${attempt} attempts: ${delivery.reason}`);
-    await finish(deps.db, tenantId, job, notificationId, { ...content, status: "failed", status_reason: reason });
+    await inTenant(deps.db, tenantId, deleteJob(job), (trx) =>
+      settle(trx, notificationId, { ...content, status: "failed", status_reason: reason }));
     deps.logger.error(`notification failed: ${reason}`, fields);
     return "failed";
   }
   const delay = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
-  await inTenant(deps.db, tenantId, async (db) => {
-    await db.updateTable("notifications").set({ ...content, status_reason: reasonOf(delivery.reason) })
+  // set_vt returns a set: as an `exists` it is one value, and the settings after it apply
+  // whether or not it still found the job.
+  const postpone = raw`exists (select from pgmq.set_vt(${QUEUE}, ${job.msgId}::bigint, ${delay}::integer))`;
+  await inTenant(deps.db, tenantId, postpone, async (trx) => {
+    await trx.updateTable("notifications").set({ ...content, status_reason: reasonOf(delivery.reason) })
       .where("id", "=", notificationId).where("status", "=", "pending").execute();
-    await asQueueOwner(db);
-    await raw`select pgmq.set_vt(${QUEUE}, ${job.msgId}::bigint, ${delay}::integer)`.execute(db);
   });
   deps.logger.warn(`notification delivery will be retried in ${delay}s: ${delivery.reason}`, { ...fields, attempt });
   return "retried";
 }
 
-// One transaction as the worker role in the job's tenant.
-function inTenant<T>(db: Kysely<DB>, tenantId: string, work: (db: Transaction<DB>) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    await raw`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`.execute(trx);
-    return await work(trx);
-  });
+function deleteJob(job: Job): RawBuilder<unknown> {
+  return raw`pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`;
 }
 
-// The queue belongs to the connection's own role, not to background_worker.
-async function asQueueOwner(db: Transaction<DB>) {
-  await raw`reset role`.execute(db);
-}
-
-// The outcome and the job's deletion commit together: a crash before the commit
-// leaves the job to come back, and a notification is marked sent only once.
-async function finish(
+// One transaction as the worker role in the job's tenant, which commits unless `commits`
+// says otherwise. The queue belongs to the connection's own role, not to background_worker:
+// `queueCall` runs first in the statement that switches the role, as a select list runs
+// left to right, so the job changes in the same transaction as the notification.
+async function inTenant<T>(
   db: Kysely<DB>,
   tenantId: string,
-  job: Job,
+  queueCall: RawBuilder<unknown>,
+  work: (db: Transaction<DB>) => Promise<T>,
+  commits: (result: T) => boolean = () => true,
+): Promise<T> {
+  const trx = await db.startTransaction().execute();
+  try {
+    await raw`
+      select ${queueCall}, set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)
+    `.execute(trx);
+    const result = await work(trx);
+    await (commits(result) ? trx.commit() : trx.rollback()).execute();
+    return result;
+  } catch (error) {
+    // A rollback that failed has released the connection already.
+    if (!trx.isRolledBack) await trx.rollback().execute();
+    throw error;
+  }
+}
+
+// Only a pending notification takes an outcome: it is marked sent only once, and the
+// outcome commits with the job's deletion, so a crash before the commit leaves the job
+// to come back.
+async function settle(
+  db: Transaction<DB>,
   notificationId: string,
   change: {
     status: "sent" | "failed" | "skipped";
@@ -186,13 +211,9 @@ async function finish(
   },
 ) {
   const { sent, ...columns } = change;
-  await inTenant(db, tenantId, async (trx) => {
-    await trx.updateTable("notifications")
-      .set({ ...columns, sent_at: sent ? raw<string>`now()` : null })
-      .where("id", "=", notificationId).where("status", "=", "pending").execute();
-    await asQueueOwner(trx);
-    await raw`select pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`.execute(trx);
-  });
+  await db.updateTable("notifications")
+    .set({ ...columns, sent_at: sent ? raw<string>`now()` : null })
+    .where("id", "=", notificationId).where("status", "=", "pending").execute();
 }
 
 // A left join reads its columns as nullable. These are NOT NULL in their tables (balance
