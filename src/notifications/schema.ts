@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { MAX_PAGE_SIZE, pageQuery } from "../db/pagination.ts";
 import { id, oneOrMany, timestamp } from "../http/schemas.ts";
+import { templateKeys } from "./templates/sources.ts";
 
 // The templates events send, and the names the operator settings screen uses.
-export const eventTemplateKeys = ["checkin_reminder", "checkout_summary", "reservation_cancelled", "access_code_delivery"] as const;
-export const preferenceTemplateKeys = [...eventTemplateKeys, "check_in_alerts", "nightly_summary", "marketing_emails"] as const;
+export const preferenceTemplateKeys = [...templateKeys, "check_in_alerts", "nightly_summary", "marketing_emails"] as const;
 export const channels = ["email", "sms", "push", "in_app"] as const;
 export const recipientTypes = ["user", "guest", "admin", "system"] as const;
 // `skipped` extends the contract's three: an opt-out or a disabled channel.
@@ -15,7 +15,7 @@ export const notification = z.object({
   tenantId: id,
   recipientId: id.nullable(),
   recipientType: z.enum(recipientTypes),
-  templateKey: z.enum(eventTemplateKeys),
+  templateKey: z.enum(templateKeys),
   channel: z.enum(channels),
   subject: z.string().nullable().meta({ description: "Null until the notification is rendered." }),
   body: z.string().meta({ description: "The rendered plain-text body; empty until rendered." }),
@@ -32,7 +32,7 @@ export const notification = z.object({
 export const listNotificationsQuery = z.strictObject({
   ...pageQuery,
   status: oneOrMany(notificationStatuses).optional(),
-  templateKey: oneOrMany(eventTemplateKeys).optional(),
+  templateKey: oneOrMany(templateKeys).optional(),
   reservationId: id.optional(),
 });
 
