@@ -1,6 +1,7 @@
 // The local stand-in for pg_cron + pg_net: calls the notifications worker through the
 // gateway on the cadence the hosted schedule uses (supabase/migrations/*_notifications_schedule.sql).
 import { readFlags, requireFlag } from "../args.ts";
+import { sleep } from "../capture.ts";
 
 const flags = readFlags(Deno.args);
 const url = requireFlag(flags, "url");
@@ -15,5 +16,5 @@ for (;;) {
   } catch (error) {
     console.error(JSON.stringify({ level: "warn", message: `the worker did not answer: ${String(error)}` }));
   }
-  await new Promise((resolve) => AbortSignal.timeout(everyMs).addEventListener("abort", resolve));
+  await sleep(everyMs);
 }
