@@ -47,7 +47,7 @@ export interface TemplateData {
   accessCode?: { code: string; validFrom: string; validUntil: string };
 }
 
-export interface RenderedEmail {
+interface RenderedEmail {
   subject: string;
   html: string;
   text: string;
