@@ -7,7 +7,7 @@
 
 import { compiledTemplates } from "./templates/compiled.ts";
 import { isTemplateKey, type TemplateKey, templateKeys } from "./templates/sources.ts";
-import { fillTemplate, TemplateError, type TemplateValues } from "./templates/syntax.ts";
+import { fillParsed, type ParsedTemplate, parseTemplate, TemplateError, type TemplateValues } from "./templates/syntax.ts";
 
 export { isTemplateKey, TemplateError, type TemplateKey, templateKeys, type TemplateValues };
 
@@ -53,14 +53,20 @@ interface RenderedEmail {
   text: string;
 }
 
+// The compiled templates are constants, so each part is parsed once rather than per email.
+const parsedTemplates = Object.fromEntries(templateKeys.map((key) => {
+  const { subject, html, text } = compiledTemplates[key];
+  return [key, { subject: parseTemplate(subject), html: parseTemplate(html), text: parseTemplate(text) }];
+})) as Readonly<Record<TemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
+
 export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEmail {
   if (!isTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
-  const template = compiledTemplates[key];
+  const template = parsedTemplates[key];
   const values = templateValues(data);
   return {
-    subject: fillTemplate(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
-    html: fillTemplate(template.html, values, escapeHtml),
-    text: fillTemplate(template.text, values, (value) => value),
+    subject: fillParsed(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
+    html: fillParsed(template.html, values, escapeHtml),
+    text: fillParsed(template.text, values, (value) => value),
   };
 }
 

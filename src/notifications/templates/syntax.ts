@@ -26,7 +26,11 @@ const standaloneSectionLine = new RegExp(
   "gm",
 );
 
-function parse(source: string): Node[] {
+/** A template's source, parsed and checked once, to fill any number of times. */
+export type ParsedTemplate = readonly Node[];
+
+/** Throws TemplateError. */
+export function parseTemplate(source: string): ParsedTemplate {
   const prepared = source.replace(standaloneSectionLine, (_line, tags: string) => tags.replace(/[ \t]+$/, ""));
   const root: Node[] = [];
   const open: { name: string; children: Node[] }[] = [];
@@ -71,7 +75,8 @@ function lookup(values: TemplateValues, name: string): string | null {
   return values[name] ?? null;
 }
 
-function fill(nodes: Node[], values: TemplateValues, encode: (value: string) => string): string {
+/** As fillTemplate, for a template parsed already. Throws TemplateError. */
+export function fillParsed(nodes: ParsedTemplate, values: TemplateValues, encode: (value: string) => string): string {
   let out = "";
   for (const node of nodes) {
     if (node.kind === "text") {
@@ -83,7 +88,7 @@ function fill(nodes: Node[], values: TemplateValues, encode: (value: string) => 
       }
       out += encode(value);
     } else if ((lookup(values, node.name) === null) === node.inverted) {
-      out += fill(node.children, values, encode);
+      out += fillParsed(node.children, values, encode);
     }
   }
   return out;
@@ -91,19 +96,19 @@ function fill(nodes: Node[], values: TemplateValues, encode: (value: string) => 
 
 /** The template with every placeholder replaced by its value passed through encode. Throws TemplateError. */
 export function fillTemplate(source: string, values: TemplateValues, encode: (value: string) => string): string {
-  return fill(parse(source), values, encode);
+  return fillParsed(parseTemplate(source), values, encode);
 }
 
 /** Every name a template refers to, in values and in sections, each once, sorted. Throws TemplateError. */
 export function placeholderNames(source: string): string[] {
   const names = new Set<string>();
-  const visit = (nodes: Node[]) => {
+  const visit = (nodes: ParsedTemplate) => {
     for (const node of nodes) {
       if (node.kind === "text") continue;
       names.add(node.name);
       if (node.kind === "section") visit(node.children);
     }
   };
-  visit(parse(source));
+  visit(parseTemplate(source));
   return [...names].sort();
 }
