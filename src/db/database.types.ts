@@ -67,6 +67,70 @@ export type Database = {
           },
         ];
       };
+      "api_keys": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "expires_at": string | null;
+          "id": string;
+          "key_id": string;
+          "last_four": string;
+          "last_used_at": string | null;
+          "name": string;
+          "property_id": string;
+          "revoked_at": string | null;
+          "secret_hash": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "expires_at"?: string | null;
+          "id"?: string;
+          "key_id": string;
+          "last_four": string;
+          "last_used_at"?: string | null;
+          "name": string;
+          "property_id": string;
+          "revoked_at"?: string | null;
+          "secret_hash": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "expires_at"?: string | null;
+          "id"?: string;
+          "key_id"?: string;
+          "last_four"?: string;
+          "last_used_at"?: string | null;
+          "name"?: string;
+          "property_id"?: string;
+          "revoked_at"?: string | null;
+          "secret_hash"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "api_keys_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "api_keys_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "guests": {
         Row: {
           "country_code": string | null;
@@ -120,6 +184,55 @@ export type Database = {
         Relationships: [
           {
             foreignKeyName: "guests_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "idempotency_keys": {
+        Row: {
+          "api_key_id": string;
+          "created_at": string;
+          "key": string;
+          "request_hash": string;
+          "response_body": string | null;
+          "response_headers": NonNullable<Json>;
+          "response_status": number | null;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "api_key_id"?: string;
+          "created_at"?: string;
+          "key": string;
+          "request_hash": string;
+          "response_body"?: string | null;
+          "response_headers"?: NonNullable<Json>;
+          "response_status"?: number | null;
+          "tenant_id"?: string;
+        };
+        Update: {
+          "api_key_id"?: string;
+          "created_at"?: string;
+          "key"?: string;
+          "request_hash"?: string;
+          "response_body"?: string | null;
+          "response_headers"?: NonNullable<Json>;
+          "response_status"?: number | null;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "idempotency_keys_tenant_id_api_key_id_fkey";
+            columns: ["tenant_id", "api_key_id"];
+            isOneToOne: false;
+            referencedRelation: "api_keys";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "idempotency_keys_tenant_id_fkey";
             columns: ["tenant_id"];
             isOneToOne: false;
             referencedRelation: "tenants";
