@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { accessCodeEndpoints } from "./access-codes/handlers.ts";
+import { apiKeyEndpoints } from "./api-keys/handlers.ts";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
@@ -43,6 +44,7 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...accessCodeEndpoints(scope),
     ...taskEndpoints(scope),
     ...notificationEndpoints(scope),
+    ...apiKeyEndpoints(scope),
   ];
 }
 
