@@ -7,6 +7,8 @@ import type { IdentityProvider } from "./auth/identity-provider.ts";
 import type { DB } from "./db/database.ts";
 import type { Sql } from "./db/pool.ts";
 import { docsEndpoints } from "./docs/handlers.ts";
+import { externalEndpoints } from "./external/handlers.ts";
+import { createIntegrationScope } from "./external/integration-scope.ts";
 import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
@@ -45,6 +47,7 @@ export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...taskEndpoints(scope),
     ...notificationEndpoints(scope),
     ...apiKeyEndpoints(scope),
+    ...externalEndpoints(createIntegrationScope({ db: deps.db })),
   ];
 }
 

@@ -6,8 +6,8 @@ import type { Handler, Params } from "./router.ts";
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 // Who may call an endpoint: anyone, any signed-in user, or a member of the request's
-// tenant; "manager" is an owner or admin of it.
-export type Access = "public" | "session" | "member" | "manager";
+// tenant; "manager" is an owner or admin of it; "integration" is an API key's holder.
+export type Access = "public" | "session" | "member" | "manager" | "integration";
 
 export type SuccessDoc = {
   status: number;
@@ -40,6 +40,8 @@ export type EndpointDoc = {
   conditional?: boolean;
   // Answers without a body unless Prefer: return=representation.
   prefer?: boolean;
+  // Accepts Idempotency-Key: a retry with the same key gets the first answer.
+  idempotent?: boolean;
 };
 
 export type Endpoint = EndpointDoc & { handle: Handler };

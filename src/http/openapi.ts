@@ -18,6 +18,12 @@ const errorText: Record<number, string> = {
   503: "A service the request needs is unavailable.",
 };
 
+const integrationErrorText: Record<number, string> = {
+  401: "The API key is missing, unknown, revoked or expired.",
+  404: "No such resource in the key's property (another property's or tenant's id answers the same).",
+  409: "The Idempotency-Key was used for a different request, or the write conflicts with the resource's state.",
+};
+
 // Schemas with a registered id become components; every other schema is inlined.
 function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): JsonSchema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as JsonSchema;
@@ -60,6 +66,7 @@ function problemStatuses(endpoint: Endpoint): number[] {
   if (endpoint.params) statuses.add(404);
   if (endpoint.body) [400, 413, 415].forEach((status) => statuses.add(status));
   if (endpoint.conditional) statuses.add(412);
+  if (endpoint.idempotent) statuses.add(409);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -86,7 +93,15 @@ function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
   }
   if (endpoint.conditional) list.push({ $ref: "#/components/parameters/IfMatch" });
   if (endpoint.prefer) list.push({ $ref: "#/components/parameters/Prefer" });
+  if (endpoint.idempotent) list.push({ $ref: "#/components/parameters/IdempotencyKey" });
   return list;
+}
+
+// An integration sends its API key either way; everyone else a Supabase Auth session.
+function securityOf(endpoint: Endpoint): Record<string, string[]>[] {
+  if (endpoint.access === "public") return [];
+  if (endpoint.access === "integration") return [{ apiKeyBearer: [] }, { apiKeyHeader: [] }];
+  return [{ bearerAuth: [] }];
 }
 
 export function buildOpenApi(endpoints: Endpoint[], info: { title: string; version: string; description: string }) {
@@ -107,7 +122,8 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
     }
     for (const status of problemStatuses(endpoint)) {
       responses[String(status)] = {
-        description: errorText[status] ?? "Error.",
+        description: (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
+          errorText[status] ?? "Error.",
         content: { "application/problem+json": { schema: problemRef } },
       };
     }
@@ -121,7 +137,7 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
         ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(endpoint.body, "input", components) } } } }
         : {}),
       responses,
-      security: endpoint.access === "public" ? [] : [{ bearerAuth: [] }],
+      security: securityOf(endpoint),
       "x-access": endpoint.access,
     };
     (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
@@ -136,6 +152,14 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
       schemas: components,
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A Supabase Auth access token." },
+        apiKeyBearer: {
+          type: "http", scheme: "bearer", bearerFormat: "live_<key id>_<secret>",
+          description: "A property's API key (POST /v1/api-keys) as Authorization: Bearer <key>.",
+        },
+        apiKeyHeader: {
+          type: "apiKey", in: "header", name: "X-Api-Key",
+          description: "The same API key as X-Api-Key: <key>; it wins when both headers are sent.",
+        },
       },
       parameters: {
         TenantId: {
@@ -145,6 +169,11 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
         IfMatch: {
           name: "If-Match", in: "header", required: false, schema: { type: "string" },
           description: "The ETag last read; the write is refused with 412 when the resource changed since.",
+        },
+        IdempotencyKey: {
+          name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 },
+          description: "A key of your choosing, unique per request: a retry with the same key and body within 24 hours " +
+            "gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409.",
         },
         Prefer: {
           name: "Prefer", in: "header", required: false, schema: { type: "string", enum: ["return=minimal", "return=representation"] },

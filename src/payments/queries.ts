@@ -34,24 +34,34 @@ export function findPayment(db: Transaction<DB>, id: string) {
 }
 
 // Inserted from the reservation's row, so a reservation this request cannot see inserts
-// nothing and answers undefined, without a read of its own first.
+// nothing and answers undefined, without a read of its own first. `strict` is the
+// integrations' form: a currency other than the reservation's, or an external reference
+// already recorded, also inserts nothing, for the caller to tell which.
 export function insertPayment(
   db: Transaction<DB>,
   reservationId: string,
   input: z.output<typeof recordPaymentBody>,
   source: (typeof paymentSources)[number],
+  options: { strict?: boolean } = {},
 ) {
   const { currency, ...rest } = input;
   // A null currency is filled from the reservation by the payment trigger; any other must match it.
   const values = { ...snakeKeys(rest), source, currency: currency ?? null };
   const names = Object.keys(values) as (keyof typeof values)[];
-  return db.insertInto("payments")
+  let reservation = db.selectFrom("reservations").where("id", "=", reservationId);
+  if (options.strict && currency) reservation = reservation.where("currency", "=", currency);
+  const insert = db.insertInto("payments")
     .columns(["reservation_id", ...names])
     .expression(
-      db.selectFrom("reservations").where("id", "=", reservationId)
-        .select((eb) => [eb.ref("id").as("reservation_id"), ...names.map((name) => eb.val(values[name]).as(name))]),
-    )
+      reservation.select((eb) => [eb.ref("id").as("reservation_id"), ...names.map((name) => eb.val(values[name]).as(name))]),
+    );
+  return (options.strict ? insert.onConflict((conflict) => conflict.columns(["tenant_id", "external_reference"]).doNothing()) : insert)
     .returning(paymentColumns).executeTakeFirst();
+}
+
+export function findPaymentByReference(db: Transaction<DB>, externalReference: string) {
+  return db.selectFrom("payments").select(paymentColumns).where("external_reference", "=", externalReference)
+    .executeTakeFirst();
 }
 
 export function listPaymentLinks(db: Transaction<DB>, filter: z.output<typeof listPaymentLinksQuery>, page: Page) {

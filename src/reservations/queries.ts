@@ -14,8 +14,15 @@ const columns = camelSelection([
   "updated_at",
 ]);
 
-export function listReservations(db: Transaction<DB>, filter: z.output<typeof listReservationsQuery>, page: Page) {
-  let query = db.selectFrom("reservations").select(columns).orderBy("check_in").orderBy("id");
+// The session API's filters, and the integrations' (which RLS already keeps to one property).
+export type ReservationFilter = Partial<z.output<typeof listReservationsQuery>>;
+
+export function listReservations(db: Transaction<DB>, filter: ReservationFilter, page: Page) {
+  let query = db.selectFrom("reservations").select(columns);
+  // A sync reads what changed since its last run in the order it changed.
+  query = filter.updatedSince
+    ? query.where("updated_at", ">=", filter.updatedSince).orderBy("updated_at").orderBy("id")
+    : query.orderBy("check_in").orderBy("id");
   if (filter.status) query = query.where("status", "in", filter.status);
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.unitId) query = query.where("unit_id", "=", filter.unitId);

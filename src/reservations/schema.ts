@@ -82,4 +82,7 @@ export const listReservationsQuery = z.strictObject({
   guestId: id.optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
+  updatedSince: timestamp.optional().meta({
+    description: "Reservations changed at or after this instant, oldest change first (instead of by check-in).",
+  }),
 });

@@ -1,0 +1,46 @@
+import type { z } from "zod";
+import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseParams, parseQuery } from "../http/endpoint.ts";
+import type { HttpError } from "../http/problem.ts";
+import { idempotencyKeyOf, once, requestHash } from "./idempotency.ts";
+import type { Integration, IntegrationScope } from "./integration-scope.ts";
+
+export type IntegrationContext<P, Q, B> = Integration & ParsedInput<P, Q, B> & {
+  request: Request;
+  // The route's 404, the same for a malformed id, an unknown one, another property's and another tenant's.
+  missing: () => HttpError;
+};
+
+// A route under /v1/external: the API key names the tenant and the property, RLS as
+// api_integration limits every query to them, and a POST honours Idempotency-Key.
+export function integrationEndpoint<
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(
+  scope: IntegrationScope,
+  doc: Docs<P, Q, B>,
+  work: (context: IntegrationContext<P, Q, B>) => Promise<Response>,
+): Endpoint {
+  if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
+  const missing = () => notFound(doc.resource);
+  const idempotent = doc.method === "POST";
+  return {
+    ...doc,
+    access: "integration",
+    idempotent,
+    handle: async (request, params) => {
+      const key = await scope.authenticate(request);
+      const idempotencyKey = idempotent ? idempotencyKeyOf(request) : null;
+      const query = parseQuery(doc.query as Q, request);
+      const body = await parseBody(doc.body as B, request);
+      return await scope.run(key, async (integration) => {
+        // After the key: without a valid one, every path is refused alike.
+        const parsedParams = parseParams(doc.params as P, params, doc.resource);
+        const run = () => work({ ...integration, params: parsedParams, query, body, request, missing });
+        if (idempotencyKey === null) return await run();
+        const hash = await requestHash(doc.operationId, { params: parsedParams, body });
+        return await once(integration.db, idempotencyKey, hash, run);
+      });
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type { z } from "zod";
+import type { Endpoint } from "../http/endpoint.ts";
+import { HttpError } from "../http/problem.ts";
+import { listResponse, representation, wantsRepresentation } from "../http/respond.ts";
+import { idParams, listOf } from "../http/schemas.ts";
+import { findPaymentByReference, insertPayment } from "../payments/queries.ts";
+import { payment } from "../payments/schema.ts";
+import { findReservation, listReservations } from "../reservations/queries.ts";
+import { reservation } from "../reservations/schema.ts";
+import { integrationEndpoint } from "./endpoints.ts";
+import { REPLAYED_HEADER } from "./idempotency.ts";
+import type { IntegrationScope } from "./integration-scope.ts";
+import { externalPaymentBody, listExternalReservationsQuery } from "./schema.ts";
+
+const tag = "External";
+
+type Payment = NonNullable<Awaited<ReturnType<typeof findPaymentByReference>>>;
+
+// The contract's empty body by default; the payment itself when asked for.
+async function recorded(request: Request, row: Payment, replayed: boolean): Promise<Response> {
+  const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: "true" } : {};
+  if (!wantsRepresentation(request)) return new Response(null, { status: 204, headers });
+  return await representation(row, 201, { "preference-applied": "return=representation", ...headers });
+}
+
+// What differs between a recorded payment and a retry that names the same reference.
+function mismatch(first: Payment, reservationId: string, body: z.output<typeof externalPaymentBody>): string[] {
+  const differs: string[] = [];
+  if (first.reservationId !== reservationId) differs.push("reservation");
+  if (first.amount !== body.amount) differs.push("amount");
+  if (first.currency !== body.currency) differs.push("currency");
+  if (first.method !== body.method) differs.push("method");
+  return differs;
+}
+
+// The routes a channel manager or payment system needs for its property.
+export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
+  return [
+    integrationEndpoint(scope, {
+      method: "GET", path: "/v1/external/reservations", operationId: "listExternalReservations", tag,
+      summary: "The key's property's reservations by check-in, or by last change with updatedSince.",
+      query: listExternalReservationsQuery,
+      success: [{ status: 200, description: "A page of reservations.", schema: listOf(reservation) }],
+    }, async ({ db, query }) => {
+      const { data, pagination } = await listReservations(db, query, query);
+      return listResponse(data, pagination);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "GET", path: "/v1/external/reservations/{id}", operationId: "getExternalReservation", tag,
+      summary: "Read one of the key's property's reservations, with its balance.", params: idParams, resource: "reservation",
+      success: [{ status: 200, description: "The reservation.", schema: reservation, headers: ["ETag"] }],
+    }, async ({ db, params, missing }) => {
+      const found = await findReservation(db, params.id);
+      if (!found) throw missing();
+      return await representation(found);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "POST", path: "/v1/external/reservations/{id}/payments", operationId: "recordExternalPayment", tag,
+      summary: "Record a payment on a reservation of the key's property (contract route); its balance follows. " +
+        "The same externalReference again returns the first payment and records nothing.",
+      params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, errors: [409, 422],
+      success: [
+        { status: 204, description: "Recorded (or recorded before, with Idempotent-Replayed: true)." },
+        { status: 201, description: "Recorded, with Prefer: return=representation.", schema: payment, headers: ["ETag"] },
+      ],
+    }, async ({ db, params, body, request, missing }) => {
+      const row = await insertPayment(db, params.id, body, "external", { strict: true });
+      if (row) return await recorded(request, row, false);
+
+      // Nothing inserted: an unseen reservation, another currency, or a reference already recorded.
+      const stay = await findReservation(db, params.id);
+      if (!stay) throw missing();
+      if (stay.currency !== body.currency) {
+        throw new HttpError("validation", `The reservation is in ${stay.currency}; send the payment in it.`, {
+          errors: [{ path: "currency", message: `Must be ${stay.currency}.` }],
+        });
+      }
+      const first = await findPaymentByReference(db, body.externalReference);
+      if (!first) {
+        throw new HttpError("conflict", "This externalReference is already recorded for a reservation of another property.");
+      }
+      const differs = mismatch(first, params.id, body);
+      if (differs.length > 0) {
+        throw new HttpError("conflict", `This externalReference is already recorded with a different ${differs.join(", ")}.`);
+      }
+      return await recorded(request, first, true);
+    }),
+  ];
+}
