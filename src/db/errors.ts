@@ -29,6 +29,7 @@ const constraintMessages: Record<string, string> = {
   rate_plans_check: "maxStay must be at least minStay.",
   rate_plans_check1: "A non-refundable rate plan has no free cancellation hours.",
   payment_links_check: "expiresAt must be later than now.",
+  api_keys_check: "expiresAt must be later than now.",
   access_codes_check: "validUntil must be after validFrom.",
 };
 
