@@ -7,10 +7,11 @@ import assert from "node:assert/strict";
 import { type Client, expectStatus, listPage, representation, type TenantFixture, unique } from "./api.ts";
 import type { Fixture } from "./api.ts";
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
+import { issueApiKey } from "./integration.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { TestUser } from "./session.ts";
 
-export type Access = "public" | "session" | "member" | "manager";
+export type Access = "public" | "session" | "member" | "manager" | "integration";
 export type Operation = {
   operationId: string;
   requestBody?: unknown;
@@ -19,11 +20,11 @@ export type Operation = {
 };
 type Document = { paths: Record<string, Record<string, Operation>> };
 
-// Where the tenant comes from: none (session), the x-tenant-id header, or the path.
-export type Scope = "public" | "session" | "header" | "path";
+// Where the tenant comes from: none (session), the x-tenant-id header, the path, or an API key.
+export type Scope = "public" | "session" | "header" | "path" | "key";
 export type Probe = { method: string; template: string; operation: Operation; access: Access; scope: Scope };
 
-const ACCESS: readonly Access[] = ["public", "session", "member", "manager"];
+const ACCESS: readonly Access[] = ["public", "session", "member", "manager", "integration"];
 
 // Every operation of the served document, with its access and where its tenant comes from.
 export async function operations(): Promise<Probe[]> {
@@ -35,6 +36,8 @@ export async function operations(): Promise<Probe[]> {
       assert.ok(ACCESS.includes(access), `${method} ${template}: unknown x-access ${access}: teach the sweeps about it`);
       const scope: Scope = access === "public" || access === "session"
         ? access
+        : access === "integration"
+        ? "key"
         : template.startsWith("/v1/tenants/{tenantId}")
         ? "path"
         : "header";
@@ -101,6 +104,8 @@ export function bodiesFor(
     updateTask: { title: "changed by a probe" },
     changeTaskStatus: { status: "in_progress" },
     setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
+    createApiKey: { name: "Probe integration", propertyId: f.propertyId },
+    recordExternalPayment: { amount: 100, currency: "EUR", method: "card", externalReference: unique("probe") },
   };
 }
 
@@ -112,9 +117,13 @@ export function bodyOf(bodies: Record<string, unknown>, probe: Probe): unknown {
   return bodies[operationId];
 }
 
+// API keys' secrets: A's for the fixture property, A's for another property of A, B's for B's.
+export type Keys = { a: string; sibling: string; b: string };
+
 export type World = {
   a: TenantFixture & { ownerClient: Client };
   b: TenantFixture & { ownerClient: Client };
+  keys: Keys;
   outsider: TestUser; // the owner of tenant B, a member of no tenant A
   staff: TestUser;
   ids: Ids;
@@ -149,6 +158,9 @@ export async function world(fixture: Fixture): Promise<World> {
   const task = await made("/tasks", "/v1/tasks", {
     propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
   });
+  const apiKey = await issueApiKey(owner, property.id);
+  const sibling = await issueApiKey(owner, (await createProperty(owner)).id);
+  const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id);
   // The door code's delivery, enqueued by the database.
   const notices = await listPage<{ id: string }>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
   assert.ok(notices.data[0], "the door code's notification");
@@ -159,6 +171,7 @@ export async function world(fixture: Fixture): Promise<World> {
     b,
     outsider: b.owner,
     staff,
+    keys: { a: apiKey.secret, sibling: sibling.secret, b: theirs.secret },
     ids: {
       tenantId: a.tenantId,
       userId: a.owner.id,
@@ -166,7 +179,7 @@ export async function world(fixture: Fixture): Promise<World> {
       byCollection: {
         properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
-        notifications: notification,
+        notifications: notification, "api-keys": apiKey.id,
       },
     },
     bodies: bodiesFor({

@@ -1,14 +1,16 @@
 // Who may call what, driven by the served OpenAPI document over every operation: the
-// token (401), the tenant header (400, and 403 to a non-member), the tenant in the path
+// token or, on /v1/external, the API key (401), the tenant header (400, and 403 to a non-member), the tenant in the path
 // (404 to a non-member, like an unknown tenant) and the staff role (403 on every
 // "manager" operation, never on a "member" one). Every response is checked against the
 // contract, and a refused request leaves the tenant byte-identical. The operations and
 // the fixture are test/support/sweep.ts's.
 import assert from "node:assert/strict";
 import { signHs256 } from "../../local/jwt.ts";
-import { call, expectProblem, expectStatus, withFixture } from "../support/api.ts";
+import { sleep } from "../../local/capture.ts";
+import { call, expectProblem, expectStatus, type HeaderMap, withFixture } from "../support/api.ts";
 import { createReservation } from "../support/domain.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
+import { issueApiKey } from "../support/integration.ts";
 import { endSession } from "../support/session.ts";
 import { tenantSnapshot } from "../support/snapshot.ts";
 import type { Problem } from "../support/stack.ts";
@@ -29,6 +31,8 @@ Deno.test("the document's operations: each kind of access and tenant scope is th
   assert.ok((byAccess.session ?? 0) >= 4, JSON.stringify(byAccess));
   assert.ok((byAccess.member ?? 0) >= 39, JSON.stringify(byAccess));
   assert.ok((byAccess.manager ?? 0) >= 16, JSON.stringify(byAccess));
+  assert.ok((byAccess.integration ?? 0) >= 3, JSON.stringify(byAccess));
+  assert.equal(byScope.key, byAccess.integration, "every integration operation takes its tenant from the key");
   assert.ok((byScope.header ?? 0) >= 47, JSON.stringify(byScope));
   assert.ok((byScope.path ?? 0) >= 8, JSON.stringify(byScope));
   // Both roles on both scopes, so neither filter can be empty by mistake.
@@ -38,7 +42,7 @@ Deno.test("the document's operations: each kind of access and tenant scope is th
   }
 });
 
-Deno.test("every non-public operation answers 401 with WWW-Authenticate: no token, an ended session, a malformed or forged token; nothing changes", () =>
+Deno.test("every non-public operation answers 401 with WWW-Authenticate: no token, an ended session, a malformed or forged token, or any key that is not a live one; nothing changes", () =>
   withFixture(async (fixture) => {
     const { sql } = fixture;
     const w = await world(fixture);
@@ -56,16 +60,34 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
       "a malformed token": "not-a-token",
       "a token signed with another secret": forged,
     };
+    // Keys of A's fixture property that would be allowed were they live.
+    const propertyId = w.ids.byCollection.properties!;
+    const revoked = await issueApiKey(w.a.ownerClient, propertyId);
+    assert.equal((await w.a.ownerClient.delete(`/api-keys/${revoked.id}`)).status, 204);
+    const expiresAt = Date.now() + 1000;
+    const expired = await issueApiKey(w.a.ownerClient, propertyId, { expiresAt: new Date(expiresAt).toISOString() });
+    const keys: Record<string, HeaderMap> = {
+      "no key": {},
+      "a malformed key": { "x-api-key": "live_nope" },
+      "a wrong secret": { "x-api-key": `${w.keys.a.slice(0, 22)}${"A".repeat(43)}` },
+      "a revoked key": { "x-api-key": revoked.secret },
+      "an expired key": { "x-api-key": expired.secret },
+      "a session token as the bearer": { authorization: `Bearer ${w.a.owner.token}` },
+    };
+    await sleep(Math.max(0, expiresAt - Date.now() + 50));
 
     const before = await tenantSnapshot(sql, w.a.tenantId);
-    const checked = { session: 0, member: 0, manager: 0 };
+    const checked = { session: 0, member: 0, manager: 0, integration: 0 };
     for (const probe of w.probes) {
       if (probe.access === "public") continue;
       const path = fill(probe.template, w.ids);
       const body = bodyOf(w.bodies, probe);
       const tenantId = probe.scope === "header" ? w.a.tenantId : undefined;
-      for (const [label, token] of Object.entries(tokens)) {
-        const response = await call(probe.method, path, { token, tenantId, body });
+      const attempts = probe.access === "integration"
+        ? Object.entries(keys).map(([label, headers]) => [label, { headers, body }] as const)
+        : Object.entries(tokens).map(([label, token]) => [label, { token, tenantId, body }] as const);
+      for (const [label, options] of attempts) {
+        const response = await call(probe.method, path, options);
         const where = `${probe.method} ${probe.template} with ${label}`;
         const problem = await expectProblem(probe.method, probe.template, response, 401, "unauthorized").catch((error) => {
           throw new Error(`${where}: ${error.message}`);
@@ -80,7 +102,7 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
       (w.bodies.createTenant as { name: string }).name
     }`;
     assert.equal(created!.n, 0, "a tenant was created without a valid token");
-    assert.ok(checked.session >= 4 && checked.member >= 39 && checked.manager >= 16, JSON.stringify(checked));
+    assert.ok(checked.session >= 4 && checked.member >= 39 && checked.manager >= 16 && checked.integration >= 3, JSON.stringify(checked));
   }));
 
 Deno.test("every header-tenant operation: 400 without or with a malformed x-tenant-id, 403 to a non-member (as to an unknown tenant); nothing changes", () =>
