@@ -8,36 +8,53 @@ import { withFixture } from "../support/api.ts";
 
 const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
 
-function walkThrough(): string {
-  const section = readme.split("### A walk-through with curl")[1];
-  assert.ok(section, "the README has its walk-through section");
+function bashBlockAfter(heading: string): string {
+  const section = readme.split(heading)[1];
+  assert.ok(section, `the README has its section ${heading}`);
   const script = /```bash\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(script, "the walk-through has a bash block");
+  assert.ok(script, `${heading} has a bash block`);
   return script;
 }
 
+const walkThrough = () => bashBlockAfter("### A walk-through with curl");
+// It continues the first one, with its variables.
+const integrationWalkThrough = () => bashBlockAfter("### An integration's walk-through with curl");
+
 const SIGN_IN = /^TOKEN=\$\(curl -s \$API\/auth\/sign-in [\s\S]*?\| jq -r \.accessToken\)$/m;
+
+async function runAs(token: string, script: string): Promise<string[]> {
+  assert.match(script, SIGN_IN, "the walk-through signs in first");
+  const runnable = script.replace(SIGN_IN, `TOKEN=${token}`);
+  const run = await new Deno.Command("bash", {
+    args: ["-euo", "pipefail", "-c", runnable],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(run.stdout);
+  assert.equal(run.code, 0, `the walk-through failed: ${new TextDecoder().decode(run.stderr)}\n${stdout}`);
+  return stdout.trim().split("\n");
+}
 
 Deno.test("the README's curl walk-through: a tenant, a property, a unit, a guest, a stay checked in and out, its cleaning task", () =>
   withFixture(async ({ user }) => {
     const owner = await user("walkthrough");
-    const script = walkThrough();
-    assert.match(script, SIGN_IN, "the walk-through signs in first");
-    const runnable = script.replace(SIGN_IN, `TOKEN=${owner.token}`);
-
-    const run = await new Deno.Command("bash", {
-      args: ["-euo", "pipefail", "-c", runnable],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stdout = new TextDecoder().decode(run.stdout);
-    assert.equal(run.code, 0, `the walk-through failed: ${new TextDecoder().decode(run.stderr)}\n${stdout}`);
+    const lines = await runAs(owner.token, walkThrough());
 
     // The three lines the README says it prints, in order.
-    const lines = stdout.trim().split("\n");
-    assert.equal(lines.length, 3, stdout);
+    assert.equal(lines.length, 3, lines.join("\n"));
     assert.equal(lines[0], '"checked_in"');
     assert.equal(lines[1], '"checked_out"');
     assert.match(lines[2]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
+  }));
+
+Deno.test("the README's integration walk-through: a key, the property's stay, a payment, its retry replayed, the balance settled", () =>
+  withFixture(async ({ sql, user }) => {
+    const owner = await user("integration-walkthrough");
+    const lines = await runAs(owner.token, `${walkThrough()}\n${integrationWalkThrough()}`);
+    assert.deepEqual(lines.slice(3), ["36000", "204", "idempotent-replayed: true", "0"], lines.join("\n"));
+    const payments = await sql`
+      select p.external_reference, p.source from public.payments p
+      join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${owner.id}`;
+    assert.deepEqual(payments.map((row) => ({ ...row })), [{ external_reference: "acme-1001", source: "external" }], "one payment");
   }));
