@@ -1,7 +1,6 @@
 // API keys issued the way a manager issues them, and calls to /v1/external/* the way
 // an integration makes them: the key as X-Api-Key or as the bearer, no x-tenant-id.
-import { type Client, expectStatus, type HeaderMap } from "./api.ts";
-import { stack } from "./stack.ts";
+import { call, type Client, expectStatus, type HeaderMap } from "./api.ts";
 
 export type ApiKey = {
   id: string;
@@ -38,16 +37,5 @@ export async function external(
     if ((options.via ?? "x-api-key") === "x-api-key") headers["x-api-key"] = key;
     else headers.authorization = `Bearer ${key}`;
   }
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  Object.assign(headers, options.headers);
-  const response = await fetch(`${stack.v1}/external${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const bytes = await response.arrayBuffer();
-  return new Response(response.status === 204 || bytes.byteLength === 0 ? null : bytes, {
-    status: response.status,
-    headers: response.headers,
-  });
+  return await call(method, `/external${path}`, { body: options.body, headers: { ...headers, ...options.headers } });
 }
