@@ -148,7 +148,7 @@ export function markdown(report: Report): string {
     "",
     "| target | measured | goal | met |",
     "|---|--:|--:|:-:|",
-    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, t.unit === "×" ? 2 : 0)} ${t.unit} | ${t.goal} | ${t.met ? "yes" : "**no**"} |`),
+    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, { "×": 2, ms: 1 }[t.unit] ?? 0)} ${t.unit} | ${t.goal} | ${t.met ? "yes" : "**no**"} |`),
   );
   return `${lines.join("\n")}\n`;
 }
