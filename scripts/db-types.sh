@@ -6,6 +6,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# The local database's port (PMS_PORT_BASE).
+. scripts/ports.sh
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
 out=src/db/database.types.ts
@@ -13,10 +15,11 @@ out=src/db/database.types.ts
 # Only public: it is all the app queries as tables; private holds functions, pgmq its own API.
 # --db-url is the spelling the project documents (v3 also takes --remote). The progress lines go to
 # stderr; the types it prints are unformatted, so the pinned deno fmt makes them stable and
-# readable in a diff.
+# readable in a diff. sslmode=disable: the local cluster has no TLS, and on a port other than
+# 54322 the CLI would otherwise print a warning about it into the types.
 generate() {
   node_modules/.bin/supabase gen types typescript \
-    --db-url postgresql://postgres:postgres@127.0.0.1:54322/postgres --schema public --agent no \
+    --db-url "$DB_URL?sslmode=disable" --schema public --agent no \
     | node_modules/.bin/deno fmt --ext ts -
 }
 

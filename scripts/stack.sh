@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
 # local pgmq), Supabase Auth built from its Go module, the Edge Functions under
-# Deno behind a gateway on :54321, and the SendGrid and SMS capture servers.
+# Deno behind a gateway on :54321, and the SendGrid and SMS capture servers. The
+# ports follow PMS_PORT_BASE (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
@@ -15,11 +16,8 @@ RUN="$STATE/run"
 ENV_FILE="$STATE/stack.env"
 PG_MAJOR=15
 PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
-DB_PORT=54322
-API_PORT=54321
-MAIL_PORT=54324
-AUTH_PORT=54325
-SMS_PORT=54326
+# shellcheck source=scripts/ports.sh
+. "$ROOT/scripts/ports.sh"
 # The SMS capture server's account (Twilio-shaped: an AC SID and an auth token) and
 # the one number it lets that account send from.
 SMS_ACCOUNT_SID=AC00000000000000000000000000000001
@@ -32,9 +30,7 @@ NOTIFICATIONS_FROM_EMAIL=stays@pms.test
 NOTIFICATIONS_FROM_NAME="PMS local"
 NOTIFICATIONS_RETRY_BASE_SECONDS=1
 NOTIFICATIONS_RETRY_MAX_SECONDS=30
-FUNCTIONS_FIRST_PORT=54330
 WORKER_EVERY_SECONDS=10
-DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
 AUTH_MODULE="github.com/supabase/auth"
 AUTH_COMMIT="0204331ca41a5b49f076b6fa3dc6c0d20b996590"
 AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_COMMIT"
@@ -169,14 +165,23 @@ EOF
   touch "$LOGS/postgres.log"; is_root && chown postgres: "$LOGS/postgres.log"
   if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     say "starting Postgres on 127.0.0.1:$DB_PORT"
-    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$LOGS/postgres.log" -w -t 60 start >/dev/null
+    # The port on the command line wins over the one written at initdb, so a cluster
+    # follows PMS_PORT_BASE when it changes between runs.
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$LOGS/postgres.log" -o "-p $DB_PORT" -w -t 60 start >/dev/null
   fi
   psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null
 }
 
 # The settings the functions run with besides the keys, written to stack.env too so
 # that the tests read the stack's values instead of repeating them.
-ENV_SETTINGS=(SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
+# The port base and the URLs it gives are there too: the tests and the benchmarks reach
+# the stack through them, and scripts/ports.sh takes the base from there when unset.
+API_URL="http://127.0.0.1:$API_PORT"
+AUTH_URL="http://127.0.0.1:$AUTH_PORT"
+MAIL_URL="http://127.0.0.1:$MAIL_PORT"
+SMS_URL="http://127.0.0.1:$SMS_PORT"
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL AUTH_URL MAIL_URL SMS_URL
+  SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
 
 # An HS256 secret per stack and the anon and service_role keys signed with it, kept

@@ -4,6 +4,9 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# The stack's ports (PMS_PORT_BASE); exported so the stack and the tests agree.
+. scripts/ports.sh
+export PMS_PORT_BASE
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
 # Debian packages only the tests use: chromium renders the API reference page
@@ -46,7 +49,7 @@ if bash scripts/typecheck.sh; then echo "type check: ok"; tally 1 0; else echo "
 
 echo "== pgTAP (supabase/tests)"
 tap_log=$(mktemp)
-PGPASSWORD=postgres pg_prove --verbose --ext .sql -r -h 127.0.0.1 -p 54322 -U postgres -d postgres \
+PGPASSWORD=postgres pg_prove --verbose --ext .sql -r -h 127.0.0.1 -p "$DB_PORT" -U postgres -d postgres \
   supabase/tests >"$tap_log" 2>&1
 tap_status=$?
 grep -E '^not ok |^# |\.\. ?(ok|Failed|Dubious)|^Result|^Files=' "$tap_log" || true

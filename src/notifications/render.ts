@@ -81,7 +81,7 @@ export function templateValues(data: TemplateData): TemplateValues {
   const { guest, property, unit, reservation, accessCode } = data;
   const money = moneyFormatter(locale, reservation.currency);
   const nights = nightsBetween(reservation.checkIn, reservation.checkOut);
-  const number = new Intl.NumberFormat(locale);
+  const number = cachedFormat(`number|${locale}`, () => new Intl.NumberFormat(locale));
   const count = (n: number, one: string, many: string) => `${number.format(n)} ${n === 1 ? one : many}`;
   const address = [property.addressLine1, property.city].filter((part): part is string => !!part?.trim()).join(", ");
   const values: Record<string, string | null> = {
@@ -140,9 +140,26 @@ function usableLocale(locale: string): string {
   }
 }
 
+// Building an Intl formatter costs far more than using one (tens of microseconds, six or
+// more per email), and a worker renders many emails in few locales, currencies and
+// zones: each formatter is built once per kind, locale and options, and reused.
+const MAX_CACHED_FORMATS = 1000;
+const formats = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat>();
+
+function cachedFormat<F extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, build: () => F): F {
+  let format = formats.get(key) as F | undefined;
+  if (format === undefined) {
+    // Bounded: a stream of unusual locales or zones cannot grow it without end.
+    if (formats.size >= MAX_CACHED_FORMATS) formats.clear();
+    format = build();
+    formats.set(key, format);
+  }
+  return format;
+}
+
 // Minor units to the currency's major unit by its own fraction digits (EUR 2, JPY 0, KWD 3).
 function moneyFormatter(locale: string, currency: string): (minor: number) => string {
-  const format = new Intl.NumberFormat(locale, { style: "currency", currency });
+  const format = cachedFormat(`money|${locale}|${currency}`, () => new Intl.NumberFormat(locale, { style: "currency", currency }));
   const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
   return (minor) => {
     if (!Number.isSafeInteger(minor)) throw new TemplateError(`amount ${minor} is not a whole number of minor units`);
@@ -163,7 +180,8 @@ function nightsBetween(checkIn: string, checkOut: string): number {
 
 // A stay date is the property's calendar date already: formatted as is (in UTC, so no zone shifts it).
 function formatDate(locale: string, value: string): string {
-  return new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" })
+  return cachedFormat(`date|${locale}`, () =>
+    new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" }))
     .format(calendarDate(value));
 }
 
@@ -171,7 +189,7 @@ function formatDate(locale: string, value: string): string {
 function formatClockTime(locale: string, value: string): string {
   const match = /^([01]\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?$/.exec(value);
   if (!match) throw new TemplateError(`${JSON.stringify(value)} is not a HH:MM:SS time`);
-  return new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", timeZone: "UTC" })
+  return cachedFormat(`clock|${locale}`, () => new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", timeZone: "UTC" }))
     .format(new Date(Date.UTC(1970, 0, 1, Number(match[1]), Number(match[2]))));
 }
 
@@ -181,7 +199,8 @@ function formatInstant(locale: string, timeZone: string, value: string): string 
   if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(instant)) {
     throw new TemplateError(`${JSON.stringify(value)} is not an RFC 3339 timestamp`);
   }
-  return new Intl.DateTimeFormat(locale, {
-    weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "numeric", minute: "2-digit", timeZone,
-  }).format(instant);
+  return cachedFormat(`instant|${locale}|${timeZone}`, () =>
+    new Intl.DateTimeFormat(locale, {
+      weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "numeric", minute: "2-digit", timeZone,
+    })).format(instant);
 }

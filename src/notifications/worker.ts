@@ -1,11 +1,14 @@
-// The notifications worker: drains the pgmq queue `notifications`. Each job is done
-// in the job's tenant under the background_worker role, so RLS applies to every
-// read and write (contract step 1); the provider is called between two short
-// transactions, never inside one.
-import { type RawBuilder, sql as raw, type Transaction } from "kysely";
-import type { Kysely } from "kysely";
+// The notifications worker: drains the pgmq queue `notifications` a claim at a time.
+// A claim is up to `claimSize` jobs read together and worked on at once: one
+// transaction loads every job's notification, each in its own tenant under the
+// background_worker role, so RLS applies to every read and write (contract step 1);
+// the provider calls run concurrently, outside any transaction; one transaction then
+// records every outcome with its job's deletion (or postponement).
+import { type InferResult, type Kysely, sql as raw } from "kysely";
 import { z } from "zod";
 import type { DB } from "../db/database.ts";
+import type postgres from "postgres";
+import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
 import { isTemplateKey, renderTemplate, type TemplateData, type TemplateKey } from "./render.ts";
 
@@ -14,8 +17,11 @@ export const QUEUE = "notifications";
 export type WorkerSettings = {
   // Jobs one run takes at most.
   batchSize: number;
-  // How long a claimed job stays invisible: longer than one job can take. Jobs are
-  // claimed one at a time, so a slow batch never outlives its jobs' timeouts.
+  // Jobs claimed together and worked on at once. A claim's provider calls run side by
+  // side, so a claim takes about as long as its slowest job, and a run of several
+  // claims never outlives the visibility timeout of the jobs it holds.
+  claimSize: number;
+  // How long a claimed job stays invisible: longer than one job can take.
   visibilityTimeoutSeconds: number;
   // Deliveries tried before a transient failure becomes `failed`.
   maxAttempts: number;
@@ -25,6 +31,7 @@ export type WorkerSettings = {
 
 export const defaultWorkerSettings: WorkerSettings = {
   batchSize: 50,
+  claimSize: 50,
   visibilityTimeoutSeconds: 60,
   maxAttempts: 6,
   baseDelaySeconds: 30,
@@ -32,7 +39,12 @@ export const defaultWorkerSettings: WorkerSettings = {
 };
 
 export type WorkerDependencies = {
+  // Builds the worker's typed queries.
   db: Kysely<DB>;
+  // The pool `db` runs on. A claim's statements, one pair per tenant, are pipelined on
+  // one connection in one round trip, which only the driver does: Kysely runs a
+  // transaction's statements one after another.
+  sql: Sql;
   adapters: { email: ChannelAdapter; sms: ChannelAdapter };
   settings: WorkerSettings;
   random: () => number;
@@ -47,6 +59,9 @@ export type RunSummary = { read: number; sent: number; failed: number; skipped: 
 const jobMessage = z.object({ notificationId: z.uuid(), tenantId: z.uuid() });
 
 type Job = { msgId: string; readCount: number; message: unknown };
+
+// A job whose message names a notification in a tenant.
+type TenantJob = Job & { notificationId: string; tenantId: string };
 
 type Outcome = keyof Omit<RunSummary, "read">;
 
@@ -69,19 +84,23 @@ export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
   const { settings } = deps;
   const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
   while (summary.read < settings.batchSize) {
-    const claimed = await raw<{ msg_id: string; read_ct: number; message: unknown }>`
-      select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, 1)
-    `.execute(deps.db);
-    const row = claimed.rows[0];
-    if (!row) break;
-    summary.read++;
-    const job = { msgId: row.msg_id, readCount: row.read_ct, message: row.message };
+    const asked = Math.min(settings.claimSize, settings.batchSize - summary.read);
+    const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
+      select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})
+    `;
+    if (claimed.length === 0) break;
+    summary.read += claimed.length;
+    const jobs = claimed.map((row) => ({ msgId: row.msg_id, readCount: row.read_ct, message: row.message }));
     try {
-      summary[await processJob(deps, job)]++;
+      for (const outcome of await processClaim(deps, jobs)) summary[outcome]++;
     } catch (error) {
-      // One job's fault must not stop the others; this one comes back when its timeout ends.
-      deps.logger.error(`notification job errored; it will be tried again: ${String(error)}`, { msgId: job.msgId });
+      // Nothing of the claim was recorded; its jobs come back when their timeout ends.
+      deps.logger.error(`notification jobs errored; they will be tried again: ${String(error)}`, {
+        msgIds: jobs.map((job) => job.msgId),
+      });
     }
+    // Fewer than asked: the queue has nothing more to give now.
+    if (claimed.length < asked) break;
   }
   return summary;
 }
@@ -91,129 +110,238 @@ type Loaded =
   | { kind: "done"; outcome: "skipped" | "failed"; reason: string }
   | { kind: "deliver"; channel: "email" | "sms"; to: string; templateKey: TemplateKey; data: TemplateData };
 
-async function processJob(deps: WorkerDependencies, job: Job): Promise<Outcome> {
-  const parsed = jobMessage.safeParse(job.message);
-  if (!parsed.success) {
-    deps.logger.error("notification job is malformed; archived", { msgId: job.msgId, message: job.message });
-    await raw`select pgmq.archive(${QUEUE}, ${job.msgId}::bigint)`.execute(deps.db);
-    return "dropped";
-  }
-  const { notificationId, tenantId } = parsed.data;
-  const fields = { notificationId, tenantId, msgId: job.msgId };
+// What becomes of a job once its claim commits.
+type Settled =
+  // Its notification takes this change, and the job is deleted.
+  | { job: TenantJob; outcome: "sent" | "failed" | "skipped"; change: NotificationChange; log?: () => void }
+  // The job goes; the notification is not this job's to change.
+  | { job: TenantJob; outcome: "dropped"; why: string }
+  // The notification keeps waiting; the job comes back after `delaySeconds`.
+  | { job: TenantJob; outcome: "retried"; change: NotificationChange; delaySeconds: number; log: () => void }
+  // Something went wrong before an outcome: the job comes back after its timeout.
+  | { job: TenantJob; outcome: null; log: () => void };
 
-  // Whatever is settled before a provider call commits with the job's deletion here;
-  // a notification still to be delivered rolls the deletion back and keeps its job.
-  const loaded = await inTenant(deps.db, tenantId, deleteJob(job), async (trx): Promise<Loaded> => {
-    const loaded = await load(trx, notificationId);
-    if (loaded.kind === "drop") return loaded;
-    if (loaded.kind === "done") {
-      await settle(trx, notificationId, { status: loaded.outcome, status_reason: reasonOf(loaded.reason) });
-      return loaded;
+type NotificationChange = {
+  status: "pending" | "sent" | "failed" | "skipped";
+  status_reason: string | null;
+  subject?: string;
+  body?: string;
+  attempts?: number;
+  recipient_address?: string;
+  provider_message_id?: string | null;
+};
+
+async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  const valid: TenantJob[] = [];
+  const malformed: Job[] = [];
+  for (const job of jobs) {
+    const parsed = jobMessage.safeParse(job.message);
+    if (parsed.success) valid.push({ ...job, ...parsed.data });
+    else malformed.push(job);
+  }
+  if (malformed.length > 0) {
+    await deps.sql`select pgmq.archive(${QUEUE}, ${malformed.map((job) => job.msgId)}::bigint[])`;
+    for (const job of malformed) {
+      deps.logger.error("notification job is malformed; archived", { msgId: job.msgId, message: job.message });
+      outcomes.push("dropped");
     }
-    const { disabledReason } = deps.adapters[loaded.channel];
-    if (!disabledReason) return loaded;
-    deps.logger.warn(disabledReason, fields);
-    await settle(trx, notificationId, { status: "skipped", status_reason: disabledReason });
-    return { kind: "done", outcome: "skipped", reason: disabledReason };
-  }, (loaded) => loaded.kind !== "deliver");
-  if (loaded.kind === "drop") {
-    deps.logger.warn(`notification job dropped: ${loaded.why}`, fields);
-    return "dropped";
   }
+  if (valid.length === 0) return outcomes;
+
+  const loaded = await loadClaim(deps, valid);
+  const settled = await Promise.all(
+    valid.map((job) => decide(deps, job, loaded.get(job) ?? new Error(`job ${job.msgId} was not loaded`))),
+  );
+  await settleClaim(deps, settled);
+  for (const result of settled) {
+    if (result.outcome === "dropped") {
+      deps.logger.warn(`notification job dropped: ${result.why}`, fieldsOf(result.job));
+    } else {
+      result.log?.();
+    }
+    if (result.outcome !== null) outcomes.push(result.outcome);
+  }
+  return outcomes;
+}
+
+function fieldsOf(job: TenantJob) {
+  return { notificationId: job.notificationId, tenantId: job.tenantId, msgId: job.msgId };
+}
+
+// A job's way from its loaded notification to an outcome, the provider call included.
+async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded | Error): Promise<Settled> {
+  const fields = fieldsOf(job);
+  const errored = (error: unknown): Settled => ({
+    job,
+    outcome: null,
+    // One job's fault must not stop the others; this one comes back when its timeout ends.
+    log: () => deps.logger.error(`notification job errored; it will be tried again: ${String(error)}`, { msgId: job.msgId }),
+  });
+  if (loaded instanceof Error) return errored(loaded);
+  if (loaded.kind === "drop") return { job, outcome: "dropped", why: loaded.why };
   if (loaded.kind === "done") {
-    if (loaded.outcome === "failed") deps.logger.error(`notification failed: ${loaded.reason}`, fields);
-    return loaded.outcome;
+    const { outcome, reason } = loaded;
+    return {
+      job,
+      outcome,
+      change: { status: outcome, status_reason: reasonOf(reason) },
+      log: outcome === "failed" ? () => deps.logger.error(`notification failed: ${reason}`, fields) : undefined,
+    };
+  }
+  const adapter = deps.adapters[loaded.channel];
+  const { disabledReason } = adapter;
+  if (disabledReason) {
+    return {
+      job,
+      outcome: "skipped",
+      change: { status: "skipped", status_reason: disabledReason },
+      log: () => deps.logger.warn(disabledReason, fields),
+    };
   }
 
-  const adapter = deps.adapters[loaded.channel];
-  const rendered = renderTemplate(loaded.templateKey, loaded.data);
+  let rendered: ReturnType<typeof renderTemplate>;
+  try {
+    rendered = renderTemplate(loaded.templateKey, loaded.data);
+  } catch (error) {
+    return errored(error);
+  }
   const attempt = job.readCount;
   const content = { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to };
 
   let delivery: Delivery;
   try {
-    delivery = await adapter.send({ notificationId, tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered });
+    delivery = await adapter.send({
+      notificationId: job.notificationId, tenantId: job.tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered,
+    });
   } catch (error) {
     delivery = { outcome: "transient", reason: `the adapter threw: ${String(error)}`, retryAfterSeconds: null };
   }
 
   if (delivery.outcome === "accepted") {
-    await inTenant(deps.db, tenantId, deleteJob(job), (trx) =>
-      settle(trx, notificationId, {
-        ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId, sent: true,
-      }));
-    return "sent";
+    return {
+      job,
+      outcome: "sent",
+      change: { ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId },
+    };
   }
   if (delivery.outcome === "permanent" || attempt >= deps.settings.maxAttempts) {
     const reason = reasonOf(delivery.outcome === "permanent" ? delivery.reason : `gave up after ${attempt} attempts: ${delivery.reason}`);
-    await inTenant(deps.db, tenantId, deleteJob(job), (trx) =>
-      settle(trx, notificationId, { ...content, status: "failed", status_reason: reason }));
-    deps.logger.error(`notification failed: ${reason}`, fields);
-    return "failed";
+    return {
+      job,
+      outcome: "failed",
+      change: { ...content, status: "failed", status_reason: reason },
+      log: () => deps.logger.error(`notification failed: ${reason}`, fields),
+    };
   }
-  const delay = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
-  // set_vt returns a set: as an `exists` it is one value, and the settings after it apply
-  // whether or not it still found the job.
-  const postpone = raw`exists (select from pgmq.set_vt(${QUEUE}, ${job.msgId}::bigint, ${delay}::integer))`;
-  await inTenant(deps.db, tenantId, postpone, async (trx) => {
-    await trx.updateTable("notifications").set({ ...content, status_reason: reasonOf(delivery.reason) })
-      .where("id", "=", notificationId).where("status", "=", "pending").execute();
+  const delaySeconds = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
+  const { reason } = delivery;
+  return {
+    job,
+    outcome: "retried",
+    change: { ...content, status: "pending", status_reason: reasonOf(reason) },
+    delaySeconds,
+    log: () => deps.logger.warn(`notification delivery will be retried in ${delaySeconds}s: ${reason}`, { ...fields, attempt }),
+  };
+}
+
+// The claim's jobs by tenant, in the order they were claimed.
+function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const tenantId = "job" in item ? item.job.tenantId : item.tenantId;
+    const group = groups.get(tenantId);
+    if (group) group.push(item);
+    else groups.set(tenantId, [item]);
+  }
+  return groups;
+}
+
+// The statement that puts the rest of a transaction in a tenant's worker context. The
+// queue belongs to the connection's own role, not to background_worker, so queue calls
+// come before the first of these.
+function workerContext(tx: postgres.TransactionSql, tenantId: string) {
+  return tx`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
+}
+
+// One read-only transaction for the whole claim: per tenant, the context and one query
+// for all its notifications, pipelined. A second job for a notification already in the
+// claim is dropped, so no claim can send one notification twice.
+async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<Map<TenantJob, Loaded | Error>> {
+  const loaded = new Map<TenantJob, Loaded | Error>();
+  const first = new Map<string, TenantJob>();
+  const tenants = byTenant(jobs.filter((job) => {
+    const earlier = first.get(job.notificationId);
+    if (earlier === undefined) {
+      first.set(job.notificationId, job);
+      return true;
+    }
+    loaded.set(job, { kind: "drop", why: `job ${earlier.msgId} of the same claim carries the notification` });
+    return false;
+  }));
+  const queries = [...tenants].map(([tenantId, group]) => ({
+    tenantId,
+    group,
+    query: loadQuery(deps.db, group.map((job) => job.notificationId)).compile(),
+  }));
+  const results = await deps.sql.begin((tx) =>
+    queries.flatMap(({ tenantId, query }) => [
+      workerContext(tx, tenantId),
+      tx.unsafe<LoadedRow[]>(query.sql, [...query.parameters] as never[], { prepare: true }),
+    ])
+  );
+  queries.forEach(({ group }, index) => {
+    const rows = new Map((results[index * 2 + 1] as LoadedRow[]).map((row) => [row.id, row]));
+    for (const job of group) {
+      try {
+        loaded.set(job, interpret(rows.get(job.notificationId), job.notificationId));
+      } catch (error) {
+        loaded.set(job, error instanceof Error ? error : new Error(String(error)));
+      }
+    }
   });
-  deps.logger.warn(`notification delivery will be retried in ${delay}s: ${delivery.reason}`, { ...fields, attempt });
-  return "retried";
+  return loaded;
 }
 
-function deleteJob(job: Job): RawBuilder<unknown> {
-  return raw`pgmq.delete(${QUEUE}, ${job.msgId}::bigint)`;
+// One transaction records the claim: first the queue (finished jobs deleted, retried
+// ones postponed), then per tenant its notifications' changes, all pipelined. A crash
+// before the commit leaves every job to come back and every notification as it was,
+// so a notification is marked sent only once.
+async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promise<void> {
+  const finished = settled.filter((result) => result.outcome !== null && result.outcome !== "retried");
+  const retried = settled.filter((result) => result.outcome === "retried");
+  const changes = settled.filter((result): result is Extract<Settled, { change: NotificationChange }> => "change" in result);
+  if (finished.length === 0 && retried.length === 0) return;
+  await deps.sql.begin((tx) => [
+    tx`
+      select (select count(*) from pgmq.delete(${QUEUE}, ${finished.map((result) => result.job.msgId)}::bigint[])),
+             (select count(*) from unnest(${retried.map((result) => result.job.msgId)}::bigint[],
+                                          ${retried.map((result) => result.delaySeconds)}::integer[]) as r(msg_id, delay),
+                     lateral pgmq.set_vt(${QUEUE}, r.msg_id, r.delay))`,
+    ...[...byTenant(changes)].flatMap(([tenantId, group]) => [
+      workerContext(tx, tenantId),
+      recordChanges(tx, group.map((result) => ({ id: result.job.notificationId, ...result.change }))),
+    ]),
+  ]);
 }
 
-// One transaction as the worker role in the job's tenant, which commits unless `commits`
-// says otherwise. The queue belongs to the connection's own role, not to background_worker:
-// `queueCall` runs first in the statement that switches the role, as a select list runs
-// left to right, so the job changes in the same transaction as the notification.
-async function inTenant<T>(
-  db: Kysely<DB>,
-  tenantId: string,
-  queueCall: RawBuilder<unknown>,
-  work: (db: Transaction<DB>) => Promise<T>,
-  commits: (result: T) => boolean = () => true,
-): Promise<T> {
-  const trx = await db.startTransaction().execute();
-  try {
-    await raw`
-      select ${queueCall}, set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)
-    `.execute(trx);
-    const result = await work(trx);
-    await (commits(result) ? trx.commit() : trx.rollback()).execute();
-    return result;
-  } catch (error) {
-    // A rollback that failed has released the connection already.
-    if (!trx.isRolledBack) await trx.rollback().execute();
-    throw error;
-  }
-}
-
-// Only a pending notification takes an outcome: it is marked sent only once, and the
-// outcome commits with the job's deletion, so a crash before the commit leaves the job
-// to come back.
-async function settle(
-  db: Transaction<DB>,
-  notificationId: string,
-  change: {
-    status: "sent" | "failed" | "skipped";
-    status_reason: string | null;
-    subject?: string;
-    body?: string;
-    attempts?: number;
-    recipient_address?: string;
-    provider_message_id?: string | null;
-    sent?: boolean;
-  },
-) {
-  const { sent, ...columns } = change;
-  await db.updateTable("notifications")
-    .set({ ...columns, sent_at: sent ? raw<string>`now()` : null })
-    .where("id", "=", notificationId).where("status", "=", "pending").execute();
+// Only a pending notification takes a change: it is marked sent only once. Columns a
+// change leaves out keep their value; sent_at is set with `sent` and cleared otherwise.
+function recordChanges(tx: postgres.TransactionSql, changes: (NotificationChange & { id: string })[]) {
+  return tx`
+    update public.notifications n
+    set status = c.status,
+        status_reason = c.status_reason,
+        subject = coalesce(c.subject, n.subject),
+        body = coalesce(c.body, n.body),
+        attempts = coalesce(c.attempts, n.attempts),
+        recipient_address = coalesce(c.recipient_address, n.recipient_address),
+        provider_message_id = coalesce(c.provider_message_id, n.provider_message_id),
+        sent_at = case when c.status = 'sent' then now() end
+    from jsonb_to_recordset(${JSON.stringify(changes)}::text::jsonb) as c(
+      id uuid, status text, status_reason text, subject text, body text, attempts integer,
+      recipient_address text, provider_message_id text)
+    where n.id = c.id and n.status = 'pending'`;
 }
 
 // A left join reads its columns as nullable. These are NOT NULL in their tables (balance
@@ -232,9 +360,9 @@ function present<Row, Column extends keyof Row>(
   return columns.every((column) => row[column] !== null);
 }
 
-// Everything one notification needs, read under RLS in its tenant in one query.
-async function load(db: Transaction<DB>, notificationId: string): Promise<Loaded> {
-  const row = await db.selectFrom("notifications as n")
+// Everything the notifications need, read under RLS in their tenant in one query.
+function loadQuery(db: Kysely<DB>, notificationIds: string[]) {
+  return db.selectFrom("notifications as n")
     .leftJoin("notification_preferences as np", (join) =>
       join.onRef("np.tenant_id", "=", "n.tenant_id").onRef("np.template_key", "=", "n.template_key")
         .onRef("np.channel", "=", "n.channel"))
@@ -244,7 +372,7 @@ async function load(db: Transaction<DB>, notificationId: string): Promise<Loaded
     .leftJoin("units as u", (join) => join.onRef("u.tenant_id", "=", "r.tenant_id").onRef("u.id", "=", "r.unit_id"))
     .leftJoin("access_codes as c", (join) => join.onRef("c.tenant_id", "=", "n.tenant_id").onRef("c.id", "=", "n.access_code_id"))
     .select([
-      "n.template_key", "n.channel", "n.status", "np.enabled",
+      "n.id", "n.template_key", "n.channel", "n.status", "np.enabled",
       "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale",
       "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
       "p.email as property_email", "p.check_in_time", "p.check_out_time",
@@ -253,7 +381,14 @@ async function load(db: Transaction<DB>, notificationId: string): Promise<Loaded
       "r.balance", "r.currency", "r.cancellation_reason",
       "c.code", "c.valid_from", "c.valid_until", "c.status as code_status",
     ])
-    .where("n.id", "=", notificationId).executeTakeFirst();
+    // One array parameter, so every claim size runs the same prepared statement.
+    .where(raw<boolean>`n.id = any(${notificationIds}::uuid[])`);
+}
+
+type LoadedRow = InferResult<ReturnType<typeof loadQuery>>[number];
+
+// What one notification's row (or its absence) asks of the worker.
+function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
   if (row.status !== "pending") return { kind: "drop", why: `the notification is already ${row.status}` };
   const { template_key: templateKey, channel } = row;

@@ -2,9 +2,11 @@
 // local stack, so the README cannot drift from the API. One substitution: sign-in
 // needs Supabase Auth, which cannot be built here yet (issue 2), so the command that
 // signs in is replaced by a token for a user made the way test/support/session.ts
-// makes them. Every later line runs unchanged.
+// makes them, and when the stack runs on another port base (PMS_PORT_BASE) the
+// README's API URL names that stack's. Every later line runs unchanged.
 import assert from "node:assert/strict";
 import { withFixture } from "../support/api.ts";
+import { stack } from "../support/stack.ts";
 
 const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
 
@@ -20,11 +22,15 @@ const walkThrough = () => bashBlockAfter("### A walk-through with curl");
 // It continues the first one, with its variables.
 const integrationWalkThrough = () => bashBlockAfter("### An integration's walk-through with curl");
 
+// The README's address of the API, on the default ports.
+const API_LINE = /^API=http:\/\/127\.0\.0\.1:54321\/functions\/v1\/api\/v1$/m;
+
 const SIGN_IN = /^TOKEN=\$\(curl -s \$API\/auth\/sign-in [\s\S]*?\| jq -r \.accessToken\)$/m;
 
 async function runAs(token: string, script: string): Promise<string[]> {
   assert.match(script, SIGN_IN, "the walk-through signs in first");
-  const runnable = script.replace(SIGN_IN, `TOKEN=${token}`);
+  assert.match(script, API_LINE, "the walk-through names the API on the default ports");
+  const runnable = script.replace(API_LINE, `API=${stack.v1}`).replace(SIGN_IN, `TOKEN=${token}`);
   const run = await new Deno.Command("bash", {
     args: ["-euo", "pipefail", "-c", runnable],
     stdin: "null",

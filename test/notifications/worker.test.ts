@@ -210,24 +210,57 @@ Deno.test("a batch that takes longer than its visibility timeout: the next run d
     await drainQueue(sql);
     const t = await tenant("long-batch");
     const stays = [];
-    for (let i = 0; i < 3; i++) stays.push(await checkedIn(t.ownerClient));
+    for (let i = 0; i < 6; i++) stays.push(await checkedIn(t.ownerClient));
     // Each send takes 0.7 s: less than the one-second visibility timeout, as the worker's
-    // settings ask ("longer than one job can take"), but the batch takes 2.1 s.
+    // settings ask ("longer than one job can take"). Claims of two are sent side by side,
+    // so each claim takes 0.7 s, but the run's three claims take 2.1 s.
     await mail.script(...stays.map(() => ({ status: 202, delayMs: 700 })));
 
-    const slow = runWorkerInProcess({ settings: { visibilityTimeoutSeconds: 1 } });
+    const slow = runWorkerInProcess({ settings: { visibilityTimeoutSeconds: 1, claimSize: 2 } });
     await sleep(1300);
     // The scheduler's next run, while the slow one is still at work.
     const next = await runWorker();
     const { run } = await slow;
-    // Jobs are claimed one at a time: the runs share the three, none twice.
-    assert.equal(run.read + next.read, 3, `the slow run: ${JSON.stringify(run)}, the next: ${JSON.stringify(next)}`);
-    assert.equal(run.sent + next.sent, 3);
+    // A claim is taken only when the one before it is done: the runs share the six, none twice.
+    assert.equal(run.read + next.read, 6, `the slow run: ${JSON.stringify(run)}, the next: ${JSON.stringify(next)}`);
+    assert.equal(run.sent + next.sent, 6);
+    assert.ok(next.read > 0, `the next run found jobs the slow run had not claimed yet: ${JSON.stringify(next)}`);
 
     const delivered = (await mail.messages()).map((m) => partsOf(m.body).customArgs.notification_id).sort();
     assert.deepEqual(delivered, stays.map(({ pending }) => pending.id).sort(),
       `each notification emailed once (the slow run: ${JSON.stringify(run)}, the next: ${JSON.stringify(next)})`);
     for (const { pending } of stays) assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
+  }));
+
+Deno.test("one claim of many jobs across tenants: each notification emailed once with its own tenant's content; a second job for one of them in the same claim is dropped", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const tenants = [await tenant("claim-a"), await tenant("claim-b"), await tenant("claim-c")];
+    const stays: { tenantId: string; stay: Awaited<ReturnType<typeof checkedIn>> }[] = [];
+    // Interleaved, as check-ins in several tenants arrive: no two consecutive jobs share a tenant.
+    for (let round = 0; round < 3; round++) {
+      for (const t of tenants) stays.push({ tenantId: t.tenantId, stay: await checkedIn(t.ownerClient) });
+    }
+    const twice = stays[4]!;
+    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: twice.stay.pending.id, tenantId: twice.tenantId })})`;
+
+    assert.deepEqual(await runWorker(), summary({ read: 10, sent: 9, dropped: 1 }), "one run, one claim");
+
+    const messages = await mail.messages();
+    assert.equal(messages.length, 9, "nine emails, the twice-queued one once");
+    for (const { tenantId, stay } of stays) {
+      const mine = messages.filter((m) => partsOf(m.body).customArgs.notification_id === stay.pending.id);
+      assert.equal(mine.length, 1, `one email for ${stay.pending.id}`);
+      const parts = partsOf(mine[0]!.body);
+      assert.deepEqual(parts.customArgs, { notification_id: stay.pending.id, tenant_id: tenantId });
+      assert.deepEqual(parts.to, [stay.stay.guest.email]);
+      assert.ok(parts.text.includes(stay.stay.property.name) && parts.text.includes(stay.stay.reservation.confirmationCode));
+      const owner = tenants.find((t) => t.tenantId === tenantId)!.ownerClient;
+      const sent = await readNotification(owner, stay.pending.id);
+      assert.deepEqual([sent.status, sent.attempts, sent.subject], ["sent", 1, parts.subject]);
+      assert.deepEqual(await jobsFor(sql, stay.pending.id), [], "its jobs are gone");
+    }
+    assert.deepEqual(await runWorker(), summary({}), "nothing comes back");
   }));
 
 // ---------------------------------------------------------------- the service credential

@@ -127,10 +127,12 @@ export async function runWorkerInProcess(change: {
 } = {}): Promise<{ run: RunSummary; logs: LogLine[] }> {
   const logs: LogLine[] = [];
   const settings = stack.notifications;
-  const db = createDb(createPool(stack.dbUrl, { max: 2, applicationName: "notifications-test", generatedTypes: true }));
+  const sql = createPool(stack.dbUrl, { max: 2, applicationName: "notifications-test", generatedTypes: true });
+  const db = createDb(sql);
   try {
     const run = await runWorkerWith({
       db,
+      sql,
       adapters: {
         email: createSendGridAdapter({
           apiKey: settings.sendGridApiKey,

@@ -21,13 +21,16 @@ function setting(name: string): string {
   return value;
 }
 
+// The URLs follow the stack's port base (PMS_PORT_BASE), so they are read, not written here.
+const apiUrl = setting("API_URL");
+
 export const stack = {
-  apiUrl: "http://127.0.0.1:54321",
-  v1: "http://127.0.0.1:54321/functions/v1/api/v1",
-  dbUrl: "postgresql://postgres:postgres@127.0.0.1:54322/postgres",
-  authUrl: "http://127.0.0.1:54325",
-  mailUrl: "http://127.0.0.1:54324",
-  smsUrl: "http://127.0.0.1:54326",
+  apiUrl,
+  v1: `${apiUrl}/functions/v1/api/v1`,
+  dbUrl: setting("DB_URL"),
+  authUrl: setting("AUTH_URL"),
+  mailUrl: setting("MAIL_URL"),
+  smsUrl: setting("SMS_URL"),
   jwtSecret: setting("JWT_SECRET"),
   anonKey: setting("ANON_KEY"),
   serviceRoleKey: setting("SERVICE_ROLE_KEY"),

@@ -10,7 +10,8 @@ const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
-const db = createDb(createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true }));
+const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true });
+const db = createDb(sql);
 
 const adapters = {
   email: createSendGridAdapter({
@@ -41,5 +42,5 @@ const settings = {
 
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
-  run: () => runWorker({ db, adapters, settings, random: Math.random, logger: jsonLogger }),
+  run: () => runWorker({ db, sql, adapters, settings, random: Math.random, logger: jsonLogger }),
 }));

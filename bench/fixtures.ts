@@ -1,0 +1,69 @@
+// The benchmark's rows and how to name them. bench/sql/seed.sql writes them with ids
+// derived from numbers, so a load generator names any tenant, reservation or guest
+// without asking the database; the bench owner is an owner of every bench tenant, so
+// one access token serves them all.
+import { signHs256 } from "../local/jwt.ts";
+
+export const TENANTS = 1000;
+export const RESERVATIONS_PER_TENANT = 1000;
+export const GUESTS_PER_TENANT = 100;
+// Reservations 601..1000 of each tenant are confirmed (bench/sql/seed.sql): what check-ins take.
+export const FIRST_CONFIRMED = 601;
+export const CONFIRMED_PER_TENANT = 400;
+// The tenant whose reservations the read benchmarks ask for; it stays between runs.
+export const READ_TENANT = 1;
+
+export const benchOwner = {
+  userId: "b0e00000-0000-4000-8000-000000000001",
+  sessionId: "b0e00000-0000-4000-8000-000000000002",
+  email: "bench-owner@bench.pms.test",
+};
+
+// The 12 digits that end every id of tenant n.
+export function tenantDigits(n: number): string {
+  return String(n).padStart(12, "0");
+}
+
+export function tenantId(n: number): string {
+  return `b1e00000-0000-4000-8000-${tenantDigits(n)}`;
+}
+
+function rowId(prefix: string, index: number, tenant: number): string {
+  return `${prefix}${String(index).padStart(5, "0")}-0000-4000-8000-${tenantDigits(tenant)}`;
+}
+
+export const reservationId = (tenant: number, r: number) => rowId("b5e", r, tenant);
+export const guestId = (tenant: number, g: number) => rowId("b4e", g, tenant);
+
+// The claims Supabase Auth puts in an access token (as test/support/session.ts makes
+// them), valid for `seconds`.
+export function ownerClaims(nowSeconds: number, seconds: number): Record<string, unknown> {
+  return {
+    sub: benchOwner.userId,
+    session_id: benchOwner.sessionId,
+    role: "authenticated",
+    aud: "authenticated",
+    email: benchOwner.email,
+    aal: "aal1",
+    iat: nowSeconds,
+    exp: nowSeconds + seconds,
+  };
+}
+
+export async function ownerToken(claims: Record<string, unknown>, jwtSecret: string): Promise<string> {
+  return await signHs256(claims, jwtSecret);
+}
+
+// Lua that sets `tenant_id(n)`, `reservation_id(n, r)` and `guest_id(n, g)` in a wrk
+// script, the same patterns as above.
+export const LUA_IDS = `
+local function tenant_id(n) return string.format("b1e00000-0000-4000-8000-%012d", n) end
+local function reservation_id(n, r) return string.format("b5e%05d-0000-4000-8000-%012d", r, n) end
+local function guest_id(n, g) return string.format("b4e%05d-0000-4000-8000-%012d", g, n) end
+local function with_tenant(n)
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  headers["x-tenant-id"] = tenant_id(n)
+  return headers
+end
+`;

@@ -1,0 +1,154 @@
+// What a run found, as JSON (everything measured) and as the Markdown tables the README
+// shows. Ratios are the point: both sides of each are measured in the same run.
+import type { SqlLoadResult } from "./pgbench.ts";
+import type { PipelineResult } from "./pipeline.ts";
+import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
+import type { WriteResults } from "./writes.ts";
+import type { LoadResult } from "./wrk.ts";
+
+export type RouteResults = { api: LoadResult[]; sqlCeiling: SqlLoadResult[]; httpCeiling: LoadResult[]; bodyBytes: number };
+
+export type Measurements = {
+  reads: Record<ReadRoute, RouteResults>;
+  // Item 1's reads again while the database holds one bench tenant only.
+  oneTenantReads: Record<ReadRoute, LoadResult[]>;
+  writes: WriteResults;
+  pipeline: PipelineResult;
+};
+
+export type RunInfo = {
+  date: string;
+  commit: string;
+  // Uncommitted changes in the tree when it ran.
+  dirty: boolean;
+  cores: number;
+  loadAverageAtStart: number[];
+  secondsPerPoint: number;
+  tenants: number;
+  reservationsPerTenant: number;
+};
+
+export type Target = { name: string; measured: number; goal: string; met: boolean; unit: string };
+
+export type Report = RunInfo & {
+  durationSeconds: number;
+  errors: number;
+  ratios: {
+    // API req/s over the lower of the two ceilings, per route and concurrency.
+    apiShareOfLowerCeiling: Record<ReadRoute, number[]>;
+    // Mean latency with 1,000 tenants over the same with one, per route and concurrency.
+    scale: Record<ReadRoute, number[]>;
+    // 1 - check-ins/s with the trigger over check-ins/s without it.
+    triggerCost: number;
+    pipelineShareOfPgmqCeiling: number;
+  };
+  targets: Target[];
+  measurements: Measurements;
+};
+
+const AT_32 = CONCURRENCIES.indexOf(32);
+const routes: ReadRoute[] = ["list", "get"];
+
+function lowerCeiling(route: RouteResults, index: number): number {
+  return Math.min(route.sqlCeiling[index]!.transactionsPerSecond, route.httpCeiling[index]!.requestsPerSecond);
+}
+
+export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
+  const { reads, oneTenantReads, writes, pipeline } = measurements;
+  const share = (route: ReadRoute) =>
+    CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i));
+  const scale = (route: ReadRoute) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs);
+  const ratios = {
+    apiShareOfLowerCeiling: { list: share("list"), get: share("get") },
+    scale: { list: scale("list"), get: scale("get") },
+    triggerCost: 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond,
+    pipelineShareOfPgmqCeiling: pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond,
+  };
+  const worst = (values: number[], pick: "min" | "max") => pick === "min" ? Math.min(...values) : Math.max(...values);
+  const shareAt32 = worst(routes.map((route) => ratios.apiShareOfLowerCeiling[route][AT_32]!), "min");
+  const p99At32 = worst(routes.map((route) => reads[route].api[AT_32]!.p99Ms), "max");
+  const scaleAt32 = worst(routes.map((route) => ratios.scale[route][AT_32]!), "max");
+  const targets: Target[] = [
+    { name: "API reads, share of the lower ceiling at 32 connections (worse route)", measured: shareAt32 * 100, unit: "%", goal: "≥ 60 %", met: shareAt32 >= 0.6 },
+    { name: "API reads, p99 at 32 connections (worse route)", measured: p99At32, unit: "ms", goal: "< 50 ms", met: p99At32 < 50 },
+    { name: "Cost of the notification trigger on check-in", measured: ratios.triggerCost * 100, unit: "%", goal: "< 25 %", met: ratios.triggerCost < 0.25 },
+    { name: "Notification pipeline", measured: pipeline.notificationsPerSecond, unit: "/s", goal: "≥ 1,000 /s", met: pipeline.notificationsPerSecond >= 1000 },
+    { name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.3", met: scaleAt32 < 1.3 },
+  ];
+  const errors = routes.reduce((sum, route) =>
+    sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route]].reduce((s, r) => s + r.errors, 0) +
+    reads[route].sqlCeiling.reduce((s, r) => s + r.errors, 0), 0) +
+    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors;
+  return { ...info, durationSeconds, errors, ratios, targets, measurements };
+}
+
+const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
+
+export function markdown(report: Report): string {
+  const { reads, oneTenantReads, writes, pipeline } = report.measurements;
+  const lines: string[] = [];
+  lines.push(
+    `Run ${report.date} at commit \`${report.commit}\`${report.dirty ? " (with uncommitted changes)" : ""}, ${report.cores} cores, ` +
+      `load average ${report.loadAverageAtStart.map((l) => l.toFixed(2)).join(" ")} at the start, ${report.secondsPerPoint} s a point, ` +
+      `${fixed(report.durationSeconds)} s in all. Errors: **${report.errors}**.`,
+    "",
+    `**API reads** (one tenant among ${fixed(report.tenants)} with ${fixed(report.reservationsPerTenant)} reservations each; ceilings measured in the same run)`,
+    "",
+    "| route | conn | API req/s | p50 ms | p99 ms | errors | SQL ceiling tx/s | HTTP ceiling req/s | API / lower ceiling |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+  );
+  for (const route of routes) {
+    CONCURRENCIES.forEach((connections, i) => {
+      const api = reads[route].api[i]!;
+      lines.push(
+        `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
+          `${api.errors} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
+          `${percent(report.ratios.apiShareOfLowerCeiling[route][i]!)} |`,
+      );
+    });
+  }
+  lines.push(
+    "",
+    "**Scale** (the same reads while the database holds one bench tenant, then 1,000)",
+    "",
+    "| route | conn | 1 tenant: req/s, mean ms | 1,000 tenants: req/s, mean ms | latency ratio |",
+    "|---|--:|--:|--:|--:|",
+  );
+  for (const route of routes) {
+    CONCURRENCIES.forEach((connections, i) => {
+      const one = oneTenantReads[route][i]!;
+      const many = reads[route].api[i]!;
+      lines.push(
+        `| ${readRoutes[route].label} | ${connections} | ${fixed(one.requestsPerSecond)}, ${fixed(one.meanMs, 2)} | ` +
+          `${fixed(many.requestsPerSecond)}, ${fixed(many.meanMs, 2)} | ${fixed(report.ratios.scale[route][i]!, 2)} |`,
+      );
+    });
+  }
+  lines.push(
+    "",
+    "**Writes** (32 connections, random bench tenants)",
+    "",
+    "| route | req/s | p50 ms | p99 ms | errors |",
+    "|---|--:|--:|--:|--:|",
+    ...([
+      ["PATCH /v1/guests/{id}", writes.patchGuest],
+      ["POST /v1/reservations/{id}/check-in", writes.checkIn],
+      ["the same, notification trigger disabled", writes.checkInWithoutTrigger],
+    ] as const).map(([label, r]) => `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} |`),
+    "",
+    `Trigger cost: ${percent(report.ratios.triggerCost)} of check-in throughput.`,
+    "",
+    `**Notification pipeline**: ${fixed(pipeline.notifications)} notifications across 100 tenants, enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
+      `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
+      `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
+      `the pipeline runs at ${percent(report.ratios.pipelineShareOfPgmqCeiling)} of it.`,
+    "",
+    "**Targets**",
+    "",
+    "| target | measured | goal | met |",
+    "|---|--:|--:|:-:|",
+    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, { "×": 2, ms: 1 }[t.unit] ?? 0)} ${t.unit} | ${t.goal} | ${t.met ? "yes" : "**no**"} |`),
+  );
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,144 @@
+// npm run bench (scripts/bench.sh brings the stack up, pauses the notifications
+// schedule and runs this): the five parts of issue 7 against the local stack, in an
+// order that lets the scale comparison see the database with one bench tenant and
+// then with 1,000. Writes bench/results/<date>-<commit>.{json,md} and latest.md,
+// prints the tables, and exits 1 when anything errored.
+//   --seconds N   how long each load point runs (default 10)
+import { stack } from "../test/support/stack.ts";
+import { adminSql, dbAddress, runSqlFile } from "./database.ts";
+import { ownerClaims, ownerToken, READ_TENANT, RESERVATIONS_PER_TENANT, TENANTS } from "./fixtures.ts";
+import { pipeline } from "./pipeline.ts";
+import { buildReport, markdown, type RunInfo } from "./report.ts";
+import { apiReads, checkReadRoutes, httpCeiling, sqlCeiling } from "./reads.ts";
+import { ensureTriggerEnabled, writes } from "./writes.ts";
+
+const SEED = new URL("./sql/seed.sql", import.meta.url);
+const DROP = new URL("./sql/drop-tenants.sql", import.meta.url);
+const RESULTS = new URL("./results/", import.meta.url);
+// The pipeline's tenants, and the check-ins' (every bench tenant but the read tenant's).
+const PIPELINE = { first: 2, count: 100, perTenant: 100 };
+const WRITE_TENANTS = { first: 2, last: TENANTS };
+// What the pgmq ceiling sends, reads and deletes at a time: the worker's claim.
+const CEILING_BATCH = 100;
+
+function secondsPerPoint(args: string[]): number {
+  const at = args.indexOf("--seconds");
+  const value = at === -1 ? 10 : Number(args[at + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error("--seconds takes a whole number of seconds");
+  return value;
+}
+
+async function git(...args: string[]): Promise<string> {
+  const output = await new Deno.Command("git", { args, stdout: "piped", stderr: "null" }).output();
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
+const log = (line: string) => console.log(line);
+const seconds = secondsPerPoint(Deno.args);
+const sql = adminSql(stack.dbUrl);
+const db = dbAddress(stack.dbUrl);
+const started = performance.now();
+
+const info: RunInfo = {
+  date: new Date().toISOString(),
+  commit: await git("rev-parse", "--short=12", "HEAD"),
+  dirty: (await git("status", "--porcelain", "--", ".", ":!bench/results")) !== "",
+  cores: navigator.hardwareConcurrency,
+  loadAverageAtStart: Deno.loadavg(),
+  secondsPerPoint: seconds,
+  tenants: TENANTS,
+  reservationsPerTenant: RESERVATIONS_PER_TENANT,
+};
+
+// Fresh statistics, and the bulk writes flushed now rather than by a checkpoint in the
+// middle of the next measurement.
+async function vacuumAnalyze() {
+  await sql`vacuum analyze public.reservations, public.guests, public.units, public.notifications, public.tenant_memberships`;
+  await sql`checkpoint`;
+}
+
+// Tenants 2..1000 exist only while a run needs them: the scale comparison starts from a
+// database that holds one bench tenant, and npm test's cluster keeps no million rows.
+async function dropBulkTenants() {
+  await runSqlFile(db, DROP, { first: 2, last: TENANTS });
+  await vacuumAnalyze();
+}
+
+let exitCode = 1;
+try {
+  await ensureTriggerEnabled(sql);
+  log("== preparing: the bench owner and tenant 1 (kept between runs); tenants 2-1000 dropped if a run left them");
+  await dropBulkTenants();
+  await runSqlFile(db, SEED, { first: 1, last: 1 });
+  await vacuumAnalyze();
+
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const claims = ownerClaims(nowSeconds, 3600);
+  const token = await ownerToken(claims, stack.jwtSecret);
+  const readContext = { origin: stack.apiUrl, token, claims, db, sql, seconds, log };
+  await checkReadRoutes(readContext, READ_TENANT);
+
+  log("== 5. scale, first half: the reads while the database holds one bench tenant");
+  const oneTenantReads = await apiReads(readContext, READ_TENANT);
+
+  log(`== seeding tenants 2-${TENANTS} (${RESERVATIONS_PER_TENANT} reservations each)`);
+  const seedStarted = performance.now();
+  await runSqlFile(db, SEED, { first: 2, last: TENANTS });
+  await vacuumAnalyze();
+  log(`  seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  const bodyBytes = await checkReadRoutes(readContext, READ_TENANT);
+
+  log("== 1. API reads: one tenant among 1,000");
+  const api = await apiReads(readContext, READ_TENANT);
+  log("== 2. ceilings: the same SQL with pgbench, a bare function through the gateway");
+  const sqlCeilings = await sqlCeiling(readContext, READ_TENANT);
+  const httpCeilings = await httpCeiling(readContext, bodyBytes, READ_TENANT);
+
+  log("== 3. writes");
+  const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
+  // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
+  await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like 'b1e00000-0000-4000-8000-%'`;
+
+  log("== 4. notification pipeline");
+  const pipelineResult = await pipeline({
+    origin: stack.apiUrl,
+    mailUrl: stack.mailUrl,
+    serviceRoleKey: stack.serviceRoleKey,
+    sql,
+    tenants: { first: PIPELINE.first, count: PIPELINE.count },
+    perTenant: PIPELINE.perTenant,
+    ceilingBatch: CEILING_BATCH,
+    log,
+  });
+
+  log("== cleaning up: tenants 2-1000");
+  await dropBulkTenants();
+
+  const report = buildReport(info, {
+    reads: {
+      list: { api: api.list, sqlCeiling: sqlCeilings.list, httpCeiling: httpCeilings.list, bodyBytes: bodyBytes.list },
+      get: { api: api.get, sqlCeiling: sqlCeilings.get, httpCeiling: httpCeilings.get, bodyBytes: bodyBytes.get },
+    },
+    oneTenantReads,
+    writes: writeResults,
+    pipeline: pipelineResult,
+  }, (performance.now() - started) / 1000);
+
+  const table = markdown(report);
+  const name = `${info.date.slice(0, 10)}-${info.commit}`;
+  await Deno.mkdir(RESULTS, { recursive: true });
+  await Deno.writeTextFile(new URL(`${name}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
+  await Deno.writeTextFile(new URL(`${name}.md`, RESULTS), table);
+  await Deno.writeTextFile(new URL("latest.md", RESULTS), table);
+  log(`\n${table}`);
+  log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md`);
+  exitCode = report.errors === 0 ? 0 : 1;
+  if (report.errors > 0) log(`${report.errors} requests or notifications errored`);
+} catch (error) {
+  console.error(`the benchmark failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  await runSqlFile(db, DROP, { first: 2, last: TENANTS }).catch((cleanup) => console.error(`and could not clean up: ${cleanup}`));
+} finally {
+  await ensureTriggerEnabled(sql).catch(() => {});
+  await sql.end();
+}
+Deno.exit(exitCode);
