@@ -33,7 +33,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertAccessCode(db, params.id, body);
       if (!row) throw missing();
-      return await written(request, row, {
+      return written(request, row, {
         created: { location: locationOf(request, `reservations/${params.id}/access-codes/${row.id}`) },
       });
     }),
@@ -45,7 +45,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, missing }) => {
       const found = await findAccessCode(db, params.id, params.codeId);
       if (!found) throw missing();
-      return await representation(found);
+      return representation(found);
     }),
 
     tenantEndpoint(scope, {
@@ -55,7 +55,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, request, missing }) => {
       const revoked = await revokeAccessCode(db, params.id, params.codeId);
       if (!revoked) throw missing();
-      return await written(request, revoked);
+      return written(request, revoked);
     }),
   ];
 }

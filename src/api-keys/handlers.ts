@@ -30,7 +30,7 @@ export function apiKeyEndpoints(scope: RequestScope): Endpoint[] {
       body: createApiKeyBody, errors: [422],
       success: [{ status: 201, description: "Issued; keep the secret now.", schema: issuedApiKey, headers: ["Location"] }],
     }, async ({ db, body, request }) => {
-      const issued = await issueKey();
+      const issued = issueKey();
       const created = await insertApiKey(db, body, issued);
       // No ETag: a validator of a body holding the secret would be derived from it.
       return jsonText(201, JSON.stringify({ ...created, secret: issued.token }), {

@@ -1,6 +1,8 @@
 // An API key as the integration holds it: live_<key id>_<secret>. The key id is
 // public (lists show it, requests are looked up by it); the secret is 256 random
 // bits, shown once and stored only as its SHA-256.
+import { createHash } from "node:crypto";
+
 const PREFIX = "live_";
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 const KEY_ID_LENGTH = 16;
@@ -38,15 +40,15 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
-async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+function sha256(text: string): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(text).digest());
 }
 
 export function prefixOf(keyId: string): string {
   return `${PREFIX}${keyId}`;
 }
 
-export async function issueKey(random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b)): Promise<IssuedKey> {
+export function issueKey(random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b)): IssuedKey {
   const keyId = base32(random(new Uint8Array(KEY_ID_LENGTH * 5 / 8)));
   const secret = base64url(random(new Uint8Array(SECRET_BYTES)));
   return {
@@ -54,15 +56,15 @@ export async function issueKey(random: (bytes: Uint8Array) => Uint8Array = (b) =
     keyId,
     prefix: prefixOf(keyId),
     lastFour: secret.slice(-4),
-    secretHash: await sha256(secret),
+    secretHash: sha256(secret),
   };
 }
 
 // A string that cannot be a key is refused before the database is asked.
-export async function presentedKey(token: string): Promise<PresentedKey | null> {
+export function presentedKey(token: string): PresentedKey | null {
   const match = KEY_PATTERN.exec(token);
   if (!match) return null;
-  return { keyId: match[1]!, secretHash: await sha256(match[2]!) };
+  return { keyId: match[1]!, secretHash: sha256(match[2]!) };
 }
 
 export function hex(bytes: Uint8Array): string {

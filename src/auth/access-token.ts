@@ -1,3 +1,5 @@
+import { Buffer } from "node:buffer";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "../http/problem.ts";
 
 // The claims of a Supabase Auth access token the API relies on.
@@ -10,16 +12,13 @@ export type AccessClaims = {
   [claim: string]: unknown;
 };
 
-const encoder = new TextEncoder();
-
-function decodeSegment(segment: string): Uint8Array {
+function decodeSegment(segment: string): Buffer {
   if (!/^[A-Za-z0-9_-]*$/.test(segment)) throw new Error("not base64url");
-  const base64 = segment.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(segment.length / 4) * 4, "=");
-  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  return Buffer.from(segment, "base64url");
 }
 
 function decodeJson(segment: string): unknown {
-  return JSON.parse(new TextDecoder().decode(decodeSegment(segment)));
+  return JSON.parse(decodeSegment(segment).toString("utf8"));
 }
 
 function isClaims(value: unknown): value is AccessClaims {
@@ -32,17 +31,13 @@ function isClaims(value: unknown): value is AccessClaims {
 export type AccessTokenVerifier = (token: string) => Promise<AccessClaims>;
 
 // Verifies an HS256 token signed with the project's JWT secret: signature, expiry
-// and shape. Whether its session still exists is checked in the database.
+// and shape. Whether its session still exists is checked in the database. The HMAC is
+// node:crypto's, computed in place: Web Crypto's verify is an asynchronous operation
+// that cost five times as much on every request (measured under npm run bench).
 export async function createAccessTokenVerifier(
   deps: { jwtSecret: string; now: () => number },
 ): Promise<AccessTokenVerifier> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(deps.jwtSecret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
+  const secret = Buffer.from(deps.jwtSecret, "utf8");
 
   return async (token) => {
     const parts = token.split(".");
@@ -50,7 +45,7 @@ export async function createAccessTokenVerifier(
     const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
     let header: unknown;
     let payload: unknown;
-    let signature: Uint8Array;
+    let signature: Buffer;
     try {
       header = decodeJson(headerPart);
       payload = decodeJson(payloadPart);
@@ -61,12 +56,8 @@ export async function createAccessTokenVerifier(
     if ((header as { alg?: unknown } | null)?.alg !== "HS256") {
       throw unauthorized("The access token is not signed with a supported algorithm.");
     }
-    const valid = await crypto.subtle.verify(
-      "HMAC",
-      key,
-      signature as Uint8Array<ArrayBuffer>,
-      encoder.encode(`${headerPart}.${payloadPart}`),
-    );
+    const expected = createHmac("sha256", secret).update(`${headerPart}.${payloadPart}`).digest();
+    const valid = signature.length === expected.length && timingSafeEqual(signature, expected);
     if (!valid) throw unauthorized("The access token's signature is invalid.");
     if (!isClaims(payload)) throw unauthorized("The access token is not a session token.");
     if (payload.exp * 1000 <= deps.now()) throw unauthorized("The access token has expired.");

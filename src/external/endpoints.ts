@@ -38,7 +38,7 @@ export function integrationEndpoint<
         const parsedParams = parseParams(doc.params as P, params, doc.resource);
         const run = () => work({ ...integration, params: parsedParams, query, body, request, missing });
         if (idempotencyKey === null) return await run();
-        const hash = await requestHash(doc.operationId, { params: parsedParams, body });
+        const hash = requestHash(doc.operationId, { params: parsedParams, body });
         return await once(integration.db, idempotencyKey, hash, run);
       });
     },

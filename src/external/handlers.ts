@@ -20,7 +20,7 @@ type Payment = NonNullable<Awaited<ReturnType<typeof findPaymentByReference>>>;
 async function recorded(request: Request, row: Payment, replayed: boolean): Promise<Response> {
   const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: "true" } : {};
   if (!wantsRepresentation(request)) return new Response(null, { status: 204, headers });
-  return await representation(row, 201, { "preference-applied": "return=representation", ...headers });
+  return representation(row, 201, { "preference-applied": "return=representation", ...headers });
 }
 
 // What differs between a recorded payment and a retry that names the same reference.
@@ -53,7 +53,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
     }, async ({ db, params, missing }) => {
       const found = await findReservation(db, params.id);
       if (!found) throw missing();
-      return await representation(found);
+      return representation(found);
     }),
 
     integrationEndpoint(scope, {

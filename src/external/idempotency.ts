@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { sql, type Transaction } from "kysely";
 import { hex } from "../api-keys/secret.ts";
 import type { DB } from "../db/database.ts";
@@ -22,9 +23,8 @@ export function idempotencyKeyOf(request: Request): string | null {
   return value;
 }
 
-export async function requestHash(operationId: string, input: unknown): Promise<Uint8Array> {
-  const text = JSON.stringify({ operationId, input });
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+export function requestHash(operationId: string, input: unknown): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(JSON.stringify({ operationId, input })).digest());
 }
 
 // Claims the key for this request, or finds it is taken: a concurrent request with the

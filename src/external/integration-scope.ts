@@ -38,7 +38,7 @@ const refusals: Record<Exclude<KeyState, "active">, string> = {
 export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationScope {
   return {
     async authenticate(request) {
-      const key = await presentedKey(sentKey(request));
+      const key = presentedKey(sentKey(request));
       if (!key) throw refused("This is not an API key: keys look like live_<key id>_<secret>.");
       return key;
     },

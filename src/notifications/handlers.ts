@@ -45,6 +45,6 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
       access: "manager", body: setPreferenceBody, prefer: true,
       summary: "Opt the tenant in or out of one template on one channel (contract route): the pair's row is created or updated.",
       success: changedResponses(notificationPreference, "Saved."),
-    }, async ({ db, body, request }) => await written(request, await upsertPreference(db, body))),
+    }, async ({ db, body, request }) => written(request, await upsertPreference(db, body))),
   ];
 }

@@ -44,7 +44,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertPayment(db, params.id, body, "manual");
       if (!row) throw missing();
-      return await written(request, row, { created: { location: locationOf(request, `payments/${row.id}`) } });
+      return written(request, row, { created: { location: locationOf(request, `payments/${row.id}`) } });
     }),
 
     links.list({
@@ -64,7 +64,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       const amount = body.amount ?? stay.balance ?? 0;
       if (amount <= 0) throw new HttpError("conflict", "The reservation owes nothing; give an amount to ask for.");
       const link = await insertPaymentLink(db, params.id, amount, body);
-      return await written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`) } });
+      return written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`) } });
     }),
 
     tenantEndpoint(scope, {
@@ -74,7 +74,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, request, missing }) => {
       const cancelled = await cancelPaymentLink(db, params.id);
       if (!cancelled) throw missing();
-      return await written(request, cancelled);
+      return written(request, cancelled);
     }),
   ];
 }

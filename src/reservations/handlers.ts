@@ -76,7 +76,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
       }, async ({ db, params, request, missing }) => {
         const moved = await moveReservation(db, params.id, action.status);
         if (!moved) throw await alreadyThere(db, params.id, action.status, missing);
-        return await written(request, moved);
+        return written(request, moved);
       })
     ),
 
@@ -87,7 +87,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, body, request, missing }) => {
       const moved = await moveReservation(db, params.id, "cancelled", body.reason ? { cancellation_reason: body.reason } : {});
       if (!moved) throw await alreadyThere(db, params.id, "cancelled", missing);
-      return await written(request, moved);
+      return written(request, moved);
     }),
   ];
 }

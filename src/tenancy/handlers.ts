@@ -53,7 +53,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       const inserted = await createTenant(db, name);
       const created = Object.keys(settings).length > 0 ? await updateTenant(db, inserted.id, settings) : inserted;
       if (!created) throw new Error("a new tenant is not visible to its owner");
-      return await written(request, created, { created: { location: locationOf(request, `tenants/${created.id}`) } });
+      return written(request, created, { created: { location: locationOf(request, `tenants/${created.id}`) } });
     }),
 
     tenantEndpoint(scope, {
@@ -63,7 +63,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, tenantId, missing }) => {
       const found = await findTenant(db, tenantId);
       if (!found) throw missing();
-      return await representation(found);
+      return representation(found);
     }),
 
     tenantEndpoint(scope, {
@@ -107,7 +107,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       const userId = await addMember(db, body.email, body.role);
       const added = await findMember(db, userId);
       if (!added) throw new Error("a new member is not visible");
-      return await written(request, added, {
+      return written(request, added, {
         created: { location: locationOf(request, `tenants/${tenantId}/members/${userId}`) },
       });
     }),
@@ -119,7 +119,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     }, async ({ db, params, missing }) => {
       const found = await findMember(db, params.userId);
       if (!found) throw missing();
-      return await representation(found);
+      return representation(found);
     }),
 
     tenantEndpoint(scope, {
@@ -132,7 +132,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       await changeMemberRole(db, params.userId, body.role);
       const changed = await findMember(db, params.userId);
       if (!changed) throw missing();
-      return await written(request, changed);
+      return written(request, changed);
     }),
 
     tenantEndpoint(scope, {

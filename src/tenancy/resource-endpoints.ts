@@ -79,7 +79,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
         success: createdResponses(schema, "Created."),
       }, async ({ db, body, request }) => {
         const created = await insert(db, body as z.output<B>);
-        return await written(request, created, { created: { location: locationOf(request, `${collection}/${created.id}`) } });
+        return written(request, created, { created: { location: locationOf(request, `${collection}/${created.id}`) } });
       });
     },
 
@@ -90,7 +90,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
       }, async ({ db, params, missing }) => {
         const found = await find(db, params.id);
         if (found === undefined) throw missing();
-        return await representation(found);
+        return representation(found);
       });
     },
 
