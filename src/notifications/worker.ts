@@ -17,6 +17,9 @@ export const QUEUE = "notifications";
 export type WorkerSettings = {
   // Jobs one run takes at most.
   batchSize: number;
+  // A run claims nothing more once this long has passed since it began: the schedule
+  // calls every 10 seconds, and a backlog is drained by the runs in turn, not by one.
+  runBudgetMs: number;
   // Jobs claimed together and worked on at once. A claim's provider calls run side by
   // side, so a claim takes about as long as its slowest job, and a run of several
   // claims never outlives the visibility timeout of the jobs it holds.
@@ -30,7 +33,8 @@ export type WorkerSettings = {
 };
 
 export const defaultWorkerSettings: WorkerSettings = {
-  batchSize: 50,
+  batchSize: 5000,
+  runBudgetMs: 8000,
   claimSize: 50,
   visibilityTimeoutSeconds: 60,
   maxAttempts: 6,
@@ -48,6 +52,8 @@ export type WorkerDependencies = {
   adapters: { email: ChannelAdapter; sms: ChannelAdapter };
   settings: WorkerSettings;
   random: () => number;
+  // Milliseconds, for the run's budget.
+  now: () => number;
   logger: {
     warn(message: string, fields?: Record<string, unknown>): void;
     error(message: string, fields?: Record<string, unknown>): void;
@@ -83,7 +89,8 @@ function retryDelaySeconds(attempt: number, retryAfter: number | null, settings:
 export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
   const { settings } = deps;
   const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  while (summary.read < settings.batchSize) {
+  const started = deps.now();
+  while (summary.read < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
     const asked = Math.min(settings.claimSize, settings.batchSize - summary.read);
     const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
       select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})

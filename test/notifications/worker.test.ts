@@ -308,3 +308,25 @@ Deno.test("the worker refuses every caller without the service credential (401) 
 
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "with the key, it runs");
   }));
+
+Deno.test("a run drains claim after claim until the queue is empty, and claims nothing more once its time budget is spent", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("budget");
+    const stays = [];
+    for (let i = 0; i < 5; i++) stays.push(await checkedIn(t.ownerClient));
+
+    // Claims of two: one run takes all five in three claims.
+    const { run: drained } = await runWorkerInProcess({ settings: { claimSize: 2 } });
+    assert.deepEqual({ read: drained.read, sent: drained.sent }, { read: 5, sent: 5 }, JSON.stringify(drained));
+
+    // Each send takes 300 ms and the budget is 100 ms: the first claim is worked, no second is taken.
+    const more = [];
+    for (let i = 0; i < 4; i++) more.push(await checkedIn(t.ownerClient));
+    await mail.script(...more.map(() => ({ status: 202, delayMs: 300 })));
+    const { run: budgeted } = await runWorkerInProcess({ settings: { claimSize: 2, runBudgetMs: 100 } });
+    assert.deepEqual({ read: budgeted.read, sent: budgeted.sent }, { read: 2, sent: 2 }, JSON.stringify(budgeted));
+    const rest = await runWorker();
+    assert.deepEqual({ read: rest.read, sent: rest.sent }, { read: 2, sent: 2 }, JSON.stringify(rest));
+    for (const { pending } of [...stays, ...more]) assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
+  }));

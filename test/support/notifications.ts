@@ -152,6 +152,7 @@ export async function runWorkerInProcess(change: {
         ...change.settings,
       },
       random: Math.random,
+      now: Date.now,
       logger: {
         warn: (message, fields) => logs.push({ level: "warn", message, fields }),
         error: (message, fields) => logs.push({ level: "error", message, fields }),

@@ -42,5 +42,5 @@ const settings = {
 
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
-  run: () => runWorker({ db, sql, adapters, settings, random: Math.random, logger: jsonLogger }),
+  run: () => runWorker({ db, sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
 }));
