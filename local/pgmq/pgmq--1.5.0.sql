@@ -164,10 +164,18 @@ begin
 end
 $$;
 
+-- The one-message send, which every notification trigger makes, inserts its row
+-- directly: the general form's unnest and join cost a trigger a tenth of its
+-- transaction's throughput (measured with pgbench on check-ins).
 create function pgmq.send(queue_name text, msg jsonb, delay integer default 0)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, array[msg], null, clock_timestamp() + make_interval(secs => delay)) $$;
+language plpgsql
+as $$
+begin
+  return query execute format('insert into %s (vt, message) values ($1, $2) returning msg_id', pgmq._queue_table(queue_name))
+    using clock_timestamp() + make_interval(secs => delay), msg;
+end
+$$;
 
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer default 0)
 returns setof bigint
