@@ -1,5 +1,6 @@
 import {
   CompiledQuery,
+  type Transaction,
   type ColumnType,
   type DatabaseConnection,
   type Driver,
@@ -57,31 +58,82 @@ export function createDb(sql: Sql): Kysely<DB> {
   });
 }
 
-// A transaction's BEGIN is sent with its first statement instead of on its own: the
-// two are pipelined on the connection, so an API request (begin, the request scope,
-// the handler's query, commit) waits for three round trips, not four. A transaction
-// that ran nothing sends neither BEGIN nor COMMIT.
+// Statements held back to go with the transaction's next one, and the markers that
+// send what is held without a statement of their own.
+const heldBack = new WeakSet<CompiledQuery>();
+const flushMarkers = new WeakSet<CompiledQuery>();
+const heldResults = new WeakMap<CompiledQuery, Promise<QueryResult<unknown>>>();
+
+type Held = { query: CompiledQuery; settle: (result: Promise<QueryResult<unknown>>) => void };
+
+// `query` goes with the transaction's next statement, pipelined, instead of on its own;
+// its result comes when that statement is sent (or at `sendHeld`). A read's request
+// context rides with the read's own query this way: one round trip, not two.
+export async function sendWithNext<R>(db: Transaction<DB>, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  heldBack.add(query);
+  await db.executeQuery(query);
+  const result = heldResults.get(query);
+  if (!result) throw new Error("sendWithNext needs a transaction of createDb's Kysely");
+  return await (result as Promise<QueryResult<R>>);
+}
+
+// Sends what is held now, for a transaction whose work ran no statement of its own.
+export async function sendHeld(db: Transaction<DB>): Promise<void> {
+  const marker = CompiledQuery.raw("-- send what is held");
+  flushMarkers.add(marker);
+  await db.executeQuery(marker);
+}
+
+// A transaction's BEGIN is sent with its first statement instead of on its own, and
+// so are statements held back by sendWithNext: all are pipelined on the connection,
+// so an API request (begin, the request scope, the handler's query, commit) waits for
+// three round trips, or two for a read. A transaction that ran nothing sends neither
+// BEGIN nor COMMIT.
 class PipelinedBegin implements DatabaseConnection {
   beginPending = false;
+  held: Held[] = [];
 
   constructor(readonly connection: DatabaseConnection) {}
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.beginPending) return await this.connection.executeQuery<R>(query);
+  // BEGIN and the held statements go out now, and the held ones learn their results.
+  // Only BEGIN is awaited: a held statement's failure belongs to whoever holds it.
+  sendAhead(): Promise<unknown> {
+    const begun = this.beginPending ? this.connection.executeQuery(CompiledQuery.raw("begin")) : Promise.resolve();
     this.beginPending = false;
-    const begun = this.connection.executeQuery(CompiledQuery.raw("begin"));
+    for (const { query, settle } of this.held.splice(0)) {
+      const result = this.connection.executeQuery(query);
+      result.catch(() => {});
+      settle(result);
+    }
+    return begun;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (heldBack.has(query)) {
+      // Kysely waits for this before the next statement; the real result comes later.
+      let settle!: Held["settle"];
+      const result = new Promise<QueryResult<unknown>>((resolve) => settle = resolve);
+      // Whoever held it reads the failure; a transaction that ended first must not crash the process.
+      result.catch(() => {});
+      heldResults.set(query, result);
+      this.held.push({ query, settle });
+      return { rows: [] };
+    }
+    if (flushMarkers.has(query)) {
+      await this.sendAhead();
+      return { rows: [] };
+    }
+    if (!this.beginPending && this.held.length === 0) return await this.connection.executeQuery<R>(query);
+    const ahead = this.sendAhead();
     const result = this.connection.executeQuery<R>(query);
-    // Both are on the wire; the statement's failure is read after BEGIN's, never left unhandled.
+    // All are on the wire; the statement's failure is read after BEGIN's, never left unhandled.
     result.catch(() => {});
-    await begun;
+    await ahead;
     return await result;
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
-    if (this.beginPending) {
-      this.beginPending = false;
-      await this.connection.executeQuery(CompiledQuery.raw("begin"));
-    }
+    await this.sendAhead();
     yield* this.connection.streamQuery<R>(query, chunkSize);
   }
 }
@@ -108,6 +160,7 @@ class BeginWithFirstStatement implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedBegin;
+    if (pipelined.held.length > 0) await pipelined.sendAhead();
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
       return;
@@ -117,6 +170,12 @@ class BeginWithFirstStatement implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedBegin;
+    // Held statements never sent need not be: their transaction is gone either way.
+    for (const { settle } of pipelined.held.splice(0)) {
+      const unsent = Promise.reject(new Error("the transaction rolled back before this statement was sent"));
+      unsent.catch(() => {});
+      settle(unsent);
+    }
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
       return;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
-import type { RequestScope, Session, TenantSession } from "./request-scope.ts";
+import type { RequestScope, Session, TenantRole, TenantSession } from "./request-scope.ts";
 
 const uuid = z.uuid();
 
@@ -51,7 +51,8 @@ export function sessionEndpoint<
 
 // A route inside one tenant. The tenant comes from x-tenant-id (or the path for
 // /v1/tenants/{tenantId}/...), RLS filters every query, and "manager" routes are
-// refused to staff before any query runs.
+// refused to staff: a write before any query runs; a read, whose context goes with
+// its first query, before anything it found is answered (and its transaction rolls back).
 export function tenantEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
@@ -64,6 +65,15 @@ export function tenantEndpoint<
   const fromPath = doc.tenantFrom === "path";
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
+  const authorize: (role: TenantRole | null) => asserts role is TenantRole = (role) => {
+    if (role === null) {
+      // Naming a tenant in the path is asking whether it exists; the header is not.
+      throw fromPath ? notFound("tenant") : new HttpError("forbidden", "You are not a member of this tenant.");
+    }
+    if (doc.access === "manager" && role === "staff") {
+      throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
+    }
+  };
   return {
     ...doc,
     handle: async (request, params) => {
@@ -72,18 +82,20 @@ export function tenantEndpoint<
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);
       const tenantId = named.toLowerCase();
+      // After the tenant: a malformed id must answer as an unknown one does, and
+      // for a caller outside the tenant that is the tenant's answer.
+      const input = (session: Session) => ({
+        ...session, tenantId, params: parseParams(doc.params as P, params, doc.resource), query, body, request, missing,
+      });
+      if (doc.method === "GET") {
+        // A read learns the caller's role only after its first query; no read needs it.
+        return await scope.read(credentials, tenantId, (session) => work({ ...input(session), get role(): TenantRole {
+          throw new Error(`${doc.operationId}: a read does not know the caller's role`);
+        } }), authorize);
+      }
       return await scope.run(credentials, tenantId, (session, role) => {
-        if (role === null) {
-          // Naming a tenant in the path is asking whether it exists; the header is not.
-          throw fromPath ? notFound("tenant") : new HttpError("forbidden", "You are not a member of this tenant.");
-        }
-        if (doc.access === "manager" && role === "staff") {
-          throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
-        }
-        // After the tenant: a malformed id must answer as an unknown one does, and
-        // for a caller outside the tenant that is the tenant's answer.
-        const parsedParams = parseParams(doc.params as P, params, doc.resource);
-        return work({ ...session, tenantId, role, params: parsedParams, query, body, request, missing });
+        authorize(role);
+        return work({ ...input(session), role });
       });
     },
   };
