@@ -58,30 +58,50 @@ export function createDb(sql: Sql): Kysely<DB> {
   });
 }
 
-// Statements held back to go with the transaction's next one, and the markers that
-// send what is held without a statement of their own.
-const heldBack = new WeakSet<CompiledQuery>();
-const flushMarkers = new WeakSet<CompiledQuery>();
-const heldResults = new WeakMap<CompiledQuery, Promise<QueryResult<unknown>>>();
+// A statement held back to go with the transaction's next one; the driver wrapper
+// below sends it and settles `result`.
+class HeldStatement<R> implements CompiledQuery<R> {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly query: CompiledQuery<R>["query"];
+  readonly queryId: CompiledQuery<R>["queryId"];
+  readonly result: Promise<QueryResult<R>>;
+  settle!: (result: Promise<QueryResult<R>>) => void;
+  taken = false;
 
-type Held = { query: CompiledQuery; settle: (result: Promise<QueryResult<unknown>>) => void };
+  constructor(statement: CompiledQuery<R>) {
+    ({ sql: this.sql, parameters: this.parameters, query: this.query, queryId: this.queryId } = statement);
+    this.result = new Promise((resolve) => this.settle = resolve);
+    // Whoever held it reads the failure; a transaction that ended first must not crash the process.
+    this.result.catch(() => {});
+  }
+}
 
-// `query` goes with the transaction's next statement, pipelined, instead of on its own;
-// its result comes when that statement is sent (or at `sendHeld`). A read's request
+// Sends what is held without a statement of its own.
+class SendHeld implements CompiledQuery {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly query: CompiledQuery["query"];
+  readonly queryId: CompiledQuery["queryId"];
+
+  constructor() {
+    ({ sql: this.sql, parameters: this.parameters, query: this.query, queryId: this.queryId } = CompiledQuery.raw(""));
+  }
+}
+
+// `statement` goes with the transaction's next statement, pipelined, instead of on its
+// own; its result comes when that statement is sent (or at `sendHeld`). A read's request
 // context rides with the read's own query this way: one round trip, not two.
-export async function sendWithNext<R>(db: Transaction<DB>, query: CompiledQuery<R>): Promise<QueryResult<R>> {
-  heldBack.add(query);
-  await db.executeQuery(query);
-  const result = heldResults.get(query);
-  if (!result) throw new Error("sendWithNext needs a transaction of createDb's Kysely");
-  return await (result as Promise<QueryResult<R>>);
+export async function sendWithNext<R>(db: Transaction<DB>, statement: CompiledQuery<R>): Promise<QueryResult<R>> {
+  const held = new HeldStatement(statement);
+  await db.executeQuery(held);
+  if (!held.taken) throw new Error("sendWithNext needs a transaction of createDb's Kysely");
+  return await held.result;
 }
 
 // Sends what is held now, for a transaction whose work ran no statement of its own.
 export async function sendHeld(db: Transaction<DB>): Promise<void> {
-  const marker = CompiledQuery.raw("-- send what is held");
-  flushMarkers.add(marker);
-  await db.executeQuery(marker);
+  await db.executeQuery(new SendHeld());
 }
 
 // A transaction's BEGIN is sent with its first statement instead of on its own, and
@@ -91,7 +111,7 @@ export async function sendHeld(db: Transaction<DB>): Promise<void> {
 // BEGIN nor COMMIT.
 class PipelinedBegin implements DatabaseConnection {
   beginPending = false;
-  held: Held[] = [];
+  held: HeldStatement<unknown>[] = [];
 
   constructor(readonly connection: DatabaseConnection) {}
 
@@ -100,26 +120,22 @@ class PipelinedBegin implements DatabaseConnection {
   sendAhead(): Promise<unknown> {
     const begun = this.beginPending ? this.connection.executeQuery(CompiledQuery.raw("begin")) : Promise.resolve();
     this.beginPending = false;
-    for (const { query, settle } of this.held.splice(0)) {
-      const result = this.connection.executeQuery(query);
+    for (const held of this.held.splice(0)) {
+      const result = this.connection.executeQuery<unknown>(held);
       result.catch(() => {});
-      settle(result);
+      held.settle(result);
     }
     return begun;
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (heldBack.has(query)) {
+    if (query instanceof HeldStatement) {
       // Kysely waits for this before the next statement; the real result comes later.
-      let settle!: Held["settle"];
-      const result = new Promise<QueryResult<unknown>>((resolve) => settle = resolve);
-      // Whoever held it reads the failure; a transaction that ended first must not crash the process.
-      result.catch(() => {});
-      heldResults.set(query, result);
-      this.held.push({ query, settle });
+      query.taken = true;
+      this.held.push(query);
       return { rows: [] };
     }
-    if (flushMarkers.has(query)) {
+    if (query instanceof SendHeld) {
       await this.sendAhead();
       return { rows: [] };
     }
@@ -171,10 +187,10 @@ class BeginWithFirstStatement implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedBegin;
     // Held statements never sent need not be: their transaction is gone either way.
-    for (const { settle } of pipelined.held.splice(0)) {
+    for (const held of pipelined.held.splice(0)) {
       const unsent = Promise.reject(new Error("the transaction rolled back before this statement was sent"));
       unsent.catch(() => {});
-      settle(unsent);
+      held.settle(unsent);
     }
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
