@@ -31,7 +31,7 @@ export type ApiDependencies = {
   logger: Logger;
 };
 
-export function apiEndpoints(deps: ApiDependencies): Endpoint[] {
+function apiEndpoints(deps: ApiDependencies): Endpoint[] {
   const scope = createRequestScope({ db: deps.db, verify: deps.verifyAccessToken });
   return [
     ...healthEndpoints(deps),

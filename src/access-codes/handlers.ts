@@ -1,3 +1,4 @@
+import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
@@ -6,7 +7,7 @@ import { tenantEndpoint } from "../tenancy/endpoints.ts";
 import { changedResponses, createdResponses } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { findAccessCode, insertAccessCode, listAccessCodes, revokeAccessCode } from "./queries.ts";
-import { accessCode, accessCodeParams, createAccessCodeBody, listAccessCodesQuery } from "./schema.ts";
+import { accessCode, accessCodeParams, createAccessCodeBody } from "./schema.ts";
 
 const tag = "Access codes";
 
@@ -16,7 +17,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/reservations/{id}/access-codes", operationId: "listAccessCodes", tag,
       access: "member", summary: "A reservation's door codes, oldest first.", params: idParams, resource: "reservation",
-      query: listAccessCodesQuery,
+      query: pageOnly,
       success: [{ status: 200, description: "A page of access codes.", schema: listOf(accessCode) }],
     }, async ({ db, params, query, missing }) => {
       const { data, pagination } = await listAccessCodes(db, params.id, query);

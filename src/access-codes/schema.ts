@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { pageQuery } from "../db/pagination.ts";
 import { id, timestamp } from "../http/schemas.ts";
 
 export const accessCodeStatuses = ["active", "revoked"] as const;
@@ -29,4 +28,3 @@ export const accessCode = z.object({
 }).meta({ id: "AccessCode" });
 
 export const accessCodeParams = z.strictObject({ id, codeId: id });
-export const listAccessCodesQuery = z.strictObject({ ...pageQuery });

@@ -4,16 +4,19 @@ import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
 import type { apiKeyStatuses, createApiKeyBody, listApiKeysQuery } from "./schema.ts";
-import { hex, type IssuedKey, prefixOf } from "./secret.ts";
+import { type IssuedKey, prefixOf } from "./secret.ts";
 
 type Status = (typeof apiKeyStatuses)[number];
 
-const columns = camelSelection([
-  "id", "name", "property_id", "key_id", "last_four", "created_by", "created_at", "last_used_at", "expires_at", "revoked_at",
-]);
-
 const status = sql<Status>`case when revoked_at is not null then 'revoked'
   when expires_at <= now() then 'expired' else 'active' end`;
+
+const columns = [
+  ...camelSelection([
+    "id", "name", "property_id", "key_id", "last_four", "created_by", "created_at", "last_used_at", "expires_at", "revoked_at",
+  ]),
+  status.as("status"),
+];
 
 type Row = { keyId: string } & Record<string, unknown>;
 
@@ -23,7 +26,7 @@ function present<R extends Row>({ keyId, ...row }: R) {
 }
 
 export async function listApiKeys(db: Transaction<DB>, filter: z.output<typeof listApiKeysQuery>, page: Page) {
-  let query = db.selectFrom("api_keys").select(columns).select(status.as("status"))
+  let query = db.selectFrom("api_keys").select(columns)
     .orderBy("created_at", "desc").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.status) query = query.where(status as Expression<Status>, "in", filter.status);
@@ -32,7 +35,7 @@ export async function listApiKeys(db: Transaction<DB>, filter: z.output<typeof l
 }
 
 export async function findApiKey(db: Transaction<DB>, id: string) {
-  const row = await db.selectFrom("api_keys").select(columns).select(status.as("status")).where("id", "=", id)
+  const row = await db.selectFrom("api_keys").select(columns).where("id", "=", id)
     .executeTakeFirst();
   return row && present(row);
 }
@@ -43,17 +46,17 @@ export async function insertApiKey(db: Transaction<DB>, input: z.output<typeof c
       property_id: input.propertyId,
       name: input.name,
       key_id: issued.keyId,
-      secret_hash: sql<string>`decode(${hex(issued.secretHash)}, 'hex')`,
+      secret_hash: sql<string>`decode(${issued.secretHashHex}, 'hex')`,
       last_four: issued.lastFour,
       ...(input.expiresAt ? { expires_at: input.expiresAt } : {}),
     })
-    .returning(columns).returning(status.as("status")).executeTakeFirstOrThrow();
+    .returning(columns).executeTakeFirstOrThrow();
   return present(row);
 }
 
 // Revoking a revoked key keeps its first time: DELETE is idempotent.
 export async function revokeApiKey(db: Transaction<DB>, id: string) {
   const row = await db.updateTable("api_keys").set({ revoked_at: sql<string>`coalesce(revoked_at, now())` })
-    .where("id", "=", id).returning(columns).returning(status.as("status")).executeTakeFirst();
+    .where("id", "=", id).returning(columns).executeTakeFirst();
   return row && present(row);
 }

@@ -14,6 +14,9 @@ export const pageQuery = {
     .meta({ description: "Items to skip." }),
 };
 
+// A list's query that takes paging and nothing else.
+export const pageOnly = z.strictObject(pageQuery);
+
 export type Page = { limit: number; offset: number };
 
 // The total rides on the rows as a window count (`__total`); only a page past the end,

@@ -29,7 +29,7 @@ export function integrationEndpoint<
     access: "integration",
     idempotent,
     handle: async (request, params) => {
-      const key = await scope.authenticate(request);
+      const key = scope.authenticate(request);
       const idempotencyKey = idempotent ? idempotencyKeyOf(request) : null;
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);

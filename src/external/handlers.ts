@@ -17,7 +17,7 @@ const tag = "External";
 type Payment = NonNullable<Awaited<ReturnType<typeof findPaymentByReference>>>;
 
 // The contract's empty body by default; the payment itself when asked for.
-async function recorded(request: Request, row: Payment, replayed: boolean): Promise<Response> {
+function recorded(request: Request, row: Payment, replayed: boolean): Response {
   const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: "true" } : {};
   if (!wantsRepresentation(request)) return new Response(null, { status: 204, headers });
   return representation(row, 201, { "preference-applied": "return=representation", ...headers });
@@ -67,7 +67,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       ],
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertPayment(db, params.id, body, "external", { strict: true });
-      if (row) return await recorded(request, row, false);
+      if (row) return recorded(request, row, false);
 
       // Nothing inserted: an unseen reservation, another currency, or a reference already recorded.
       const stay = await findReservation(db, params.id);
@@ -85,7 +85,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       if (differs.length > 0) {
         throw new HttpError("conflict", `This externalReference is already recorded with a different ${differs.join(", ")}.`);
       }
-      return await recorded(request, first, true);
+      return recorded(request, first, true);
     }),
   ];
 }

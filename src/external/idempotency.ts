@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import { sql, type Transaction } from "kysely";
-import { hex } from "../api-keys/secret.ts";
+import { sha256Hex } from "../api-keys/secret.ts";
 import type { DB } from "../db/database.ts";
 import { HttpError } from "../http/problem.ts";
 
@@ -23,16 +22,17 @@ export function idempotencyKeyOf(request: Request): string | null {
   return value;
 }
 
-export function requestHash(operationId: string, input: unknown): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(JSON.stringify({ operationId, input })).digest());
+// Hex, as the table's encode(request_hash, 'hex') reads it back.
+export function requestHash(operationId: string, input: unknown): string {
+  return sha256Hex(JSON.stringify({ operationId, input }));
 }
 
 // Claims the key for this request, or finds it is taken: a concurrent request with the
 // same key waits here for the first to commit (then replays it) or roll back (then claims).
 // A key older than 24 hours is claimed afresh.
-async function claim(db: Transaction<DB>, key: string, hash: Uint8Array): Promise<boolean> {
+async function claim(db: Transaction<DB>, key: string, hash: string): Promise<boolean> {
   const { rows } = await sql<{ claimed: boolean }>`
-    insert into public.idempotency_keys as k (key, request_hash) values (${key}, decode(${hex(hash)}, 'hex'))
+    insert into public.idempotency_keys as k (key, request_hash) values (${key}, decode(${hash}, 'hex'))
     on conflict (tenant_id, api_key_id, key) do update
       set request_hash = excluded.request_hash, response_status = null, response_headers = '{}',
           response_body = null, created_at = now()
@@ -68,7 +68,7 @@ async function keep(db: Transaction<DB>, key: string, response: Response, body: 
 export async function once(
   db: Transaction<DB>,
   key: string,
-  hash: Uint8Array,
+  hash: string,
   work: () => Promise<Response>,
 ): Promise<Response> {
   if (!await claim(db, key, hash)) {
@@ -76,7 +76,7 @@ export async function once(
     if (!first || first.status === null) {
       throw new HttpError("conflict", "A request with this Idempotency-Key is still in progress. Retry shortly.");
     }
-    if (first.requestHash !== hex(hash)) {
+    if (first.requestHash !== hash) {
       throw new HttpError("conflict", "This Idempotency-Key was used for a different request. Use a new key for a new request.");
     }
     const headers = JSON.parse(first.headers) as Record<string, string>;

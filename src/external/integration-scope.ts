@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from "kysely";
-import { hex, type PresentedKey, presentedKey } from "../api-keys/secret.ts";
+import { type PresentedKey, presentedKey } from "../api-keys/secret.ts";
 import type { DB } from "../db/database.ts";
 import { HttpError } from "../http/problem.ts";
 
@@ -7,7 +7,7 @@ export type Integration = { db: Transaction<DB>; tenantId: string; propertyId: s
 
 export type IntegrationScope = {
   // Reads the key from X-Api-Key or Authorization: Bearer; no database work.
-  authenticate(request: Request): Promise<PresentedKey>;
+  authenticate(request: Request): PresentedKey;
   // One transaction: the key checked and the request's tenant, property and role set
   // in one statement, then `work` under RLS as api_integration.
   run<T>(key: PresentedKey, work: (integration: Integration) => Promise<T>): Promise<T>;
@@ -37,7 +37,7 @@ const refusals: Record<Exclude<KeyState, "active">, string> = {
 
 export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationScope {
   return {
-    async authenticate(request) {
+    authenticate(request) {
       const key = presentedKey(sentKey(request));
       if (!key) throw refused("This is not an API key: keys look like live_<key id>_<secret>.");
       return key;
@@ -54,7 +54,7 @@ export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationSco
                  set_config('app.api_key_id', coalesce(k.api_key_id::text, ''), true),
                  set_config('role', 'api_integration', true),
                  k.tenant_id as "tenantId", k.property_id as "propertyId", k.api_key_id as "apiKeyId"
-          from private.authenticate_api_key(${key.keyId}, decode(${hex(key.secretHash)}, 'hex')) k`.execute(db);
+          from private.authenticate_api_key(${key.keyId}, decode(${key.secretHashHex}, 'hex')) k`.execute(db);
         if (!row) throw refused("The API key is not valid.");
         if (row.state !== "active") throw refused(refusals[row.state]);
         return await work({ db, tenantId: row.tenantId, propertyId: row.propertyId, apiKeyId: row.apiKeyId });

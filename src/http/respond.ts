@@ -9,7 +9,7 @@ function etagOfText(text: string): string {
   return `"${createHash("sha256").update(text).digest().subarray(0, 18).toString("base64url")}"`;
 }
 
-export function etagOf(resource: unknown): string {
+function etagOf(resource: unknown): string {
   return etagOfText(JSON.stringify(resource));
 }
 
@@ -44,7 +44,7 @@ export function written(
 
 // If-Match names the representation the client last read; a write on top of a newer
 // one would silently undo someone else's change.
-export function assertIfMatch(request: Request, current: unknown): void {
+function assertIfMatch(request: Request, current: unknown): void {
   const header = request.headers.get("if-match");
   if (header === null || header.trim() === "*") return;
   const tag = etagOf(current);

@@ -1,16 +1,14 @@
+import { Buffer } from "node:buffer";
+import { timingSafeEqual } from "node:crypto";
 import { json } from "../http/json.ts";
 import { HttpError, problemResponse, unauthorized } from "../http/problem.ts";
 import type { RunSummary } from "./worker.ts";
 
-const encoder = new TextEncoder();
-
 // Compares in time that does not depend on where the strings differ.
 function sameSecret(offered: string, expected: string): boolean {
-  const a = encoder.encode(offered);
-  const b = encoder.encode(expected);
-  let difference = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) difference |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  return difference === 0;
+  const a = Buffer.from(offered);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 // POST with the service credential runs one drain of the queue; anything else is refused.

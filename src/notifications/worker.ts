@@ -11,6 +11,7 @@ import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
 import { isTemplateKey, renderTemplate, type TemplateData, type TemplateKey } from "./render.ts";
+import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
 
@@ -54,10 +55,7 @@ export type WorkerDependencies = {
   random: () => number;
   // Milliseconds, for the run's budget.
   now: () => number;
-  logger: {
-    warn(message: string, fields?: Record<string, unknown>): void;
-    error(message: string, fields?: Record<string, unknown>): void;
-  };
+  logger: Logger;
 };
 
 export type RunSummary = { read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number };

@@ -1,11 +1,10 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
-import type { RequestScope, Session, TenantRole, TenantSession } from "./request-scope.ts";
+import { id } from "../http/schemas.ts";
+import type { RequestScope, Session, TenantRole } from "./request-scope.ts";
 
-const uuid = z.uuid();
-
-export const TENANT_HEADER = "x-tenant-id";
+const TENANT_HEADER = "x-tenant-id";
 
 function headerTenant(request: Request): string {
   const value = request.headers.get(TENANT_HEADER);
@@ -14,7 +13,7 @@ function headerTenant(request: Request): string {
       errors: [{ path: TENANT_HEADER, message: "Required." }],
     });
   }
-  if (!uuid.safeParse(value).success) {
+  if (!id.safeParse(value).success) {
     throw new HttpError("validation", `The ${TENANT_HEADER} header must be a tenant id (a UUID).`, {
       errors: [{ path: TENANT_HEADER, message: "Not a UUID." }],
     });
@@ -24,13 +23,18 @@ function headerTenant(request: Request): string {
 
 // Naming a tenant in the path asks whether it exists: a malformed id is an unknown one.
 function pathTenant(value: string | undefined): string {
-  if (value === undefined || !uuid.safeParse(value).success) throw notFound("tenant");
+  if (value === undefined || !id.safeParse(value).success) throw notFound("tenant");
   return value;
 }
 
 export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
 // `missing` is the 404 of this route, the same whether the path was malformed, unknown or another tenant's.
-export type TenantContext<P, Q, B> = TenantSession & ParsedInput<P, Q, B> & { request: Request; missing: () => HttpError };
+// The caller's role is judged before the handler's answer counts (see `authorize`), so no handler needs it.
+export type TenantContext<P, Q, B> = Session & ParsedInput<P, Q, B> & {
+  tenantId: string;
+  request: Request;
+  missing: () => HttpError;
+};
 
 // A route for any signed-in user, outside any tenant (their tenant list, creating one).
 export function sessionEndpoint<
@@ -42,7 +46,7 @@ export function sessionEndpoint<
     ...doc,
     access: "session",
     handle: async (request, params) => {
-      const credentials = await scope.authenticate(request);
+      const credentials = scope.authenticate(request);
       const input = await parseInput(doc, request, params);
       return await scope.run(credentials, null, (session) => work({ ...session, ...input, request }));
     },
@@ -59,13 +63,14 @@ export function tenantEndpoint<
   B extends z.ZodType | undefined = undefined,
 >(
   scope: RequestScope,
-  doc: Docs<P, Q, B> & { access: "member" | "manager" },
+  // ownerOnly: the refusal for admins of a manager route only owners may use.
+  doc: Docs<P, Q, B> & { access: "member" | "manager"; ownerOnly?: string },
   work: (context: TenantContext<P, Q, B>) => Promise<Response>,
 ): Endpoint {
   const fromPath = doc.tenantFrom === "path";
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
-  const authorize: (role: TenantRole | null) => asserts role is TenantRole = (role) => {
+  const authorize = (role: TenantRole | null) => {
     if (role === null) {
       // Naming a tenant in the path is asking whether it exists; the header is not.
       throw fromPath ? notFound("tenant") : new HttpError("forbidden", "You are not a member of this tenant.");
@@ -73,11 +78,12 @@ export function tenantEndpoint<
     if (doc.access === "manager" && role === "staff") {
       throw new HttpError("forbidden", "Only the tenant's owners and admins may do this.");
     }
+    if (doc.ownerOnly && role !== "owner") throw new HttpError("forbidden", doc.ownerOnly);
   };
   return {
     ...doc,
     handle: async (request, params) => {
-      const credentials = await scope.authenticate(request);
+      const credentials = scope.authenticate(request);
       const named = fromPath ? pathTenant(params.tenantId) : headerTenant(request);
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);
@@ -87,15 +93,10 @@ export function tenantEndpoint<
       const input = (session: Session) => ({
         ...session, tenantId, params: parseParams(doc.params as P, params, doc.resource), query, body, request, missing,
       });
-      if (doc.method === "GET") {
-        // A read learns the caller's role only after its first query; no read needs it.
-        return await scope.read(credentials, tenantId, (session) => work({ ...input(session), get role(): TenantRole {
-          throw new Error(`${doc.operationId}: a read does not know the caller's role`);
-        } }), authorize);
-      }
+      if (doc.method === "GET") return await scope.read(credentials, tenantId, (session) => work(input(session)), authorize);
       return await scope.run(credentials, tenantId, (session, role) => {
         authorize(role);
-        return work({ ...input(session), role });
+        return work(input(session));
       });
     },
   };

@@ -1,5 +1,5 @@
+import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
-import { HttpError } from "../http/problem.ts";
 import { noContent } from "../http/json.ts";
 import { conditionalUpdate, listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
@@ -25,7 +25,6 @@ import {
   member,
   memberParams,
   myTenant,
-  pageOnly,
   tenant,
   tenantParams,
   updateTenantBody,
@@ -81,9 +80,8 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "DELETE", path: "/v1/tenants/{tenantId}", operationId: "deleteTenant", tag, access: "manager",
       tenantFrom: "path", summary: "Delete a tenant and everything in it. Owners only.", params: tenantParams, resource: "tenant",
-      success: [{ status: 204, description: "Deleted." }],
-    }, async ({ db, tenantId, role, missing }) => {
-      if (role !== "owner") throw new HttpError("forbidden", "Only an owner may delete the tenant.");
+      ownerOnly: "Only an owner may delete the tenant.", success: [{ status: 204, description: "Deleted." }],
+    }, async ({ db, tenantId, missing }) => {
       const result = await deleteTenant(db, tenantId);
       if (result.numDeletedRows === 0n) throw missing();
       return noContent();

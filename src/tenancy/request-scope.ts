@@ -9,11 +9,10 @@ export type TenantRole = Database["public"]["Enums"]["tenant_role"];
 export type Credentials = { claims: AccessClaims; accessToken: string };
 
 export type Session = Credentials & { userId: string; db: Transaction<DB> };
-export type TenantSession = Session & { tenantId: string; role: TenantRole };
 
 export type RequestScope = {
   // Checks the token's signature and expiry; no database work.
-  authenticate(request: Request): Promise<Credentials>;
+  authenticate(request: Request): Credentials;
   // One transaction: the RLS context, the session check, the membership, then `work`.
   run<T>(credentials: Credentials, tenantId: string | null, work: (session: Session, role: TenantRole | null) => Promise<T>): Promise<T>;
   // The same for a read, in one round trip fewer: the context goes with the read's first
@@ -57,9 +56,9 @@ function assertActive(context: Context | undefined): asserts context is Context 
 
 export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVerifier }): RequestScope {
   return {
-    async authenticate(request) {
+    authenticate(request) {
       const accessToken = bearerToken(request);
-      return { claims: await deps.verify(accessToken), accessToken };
+      return { claims: deps.verify(accessToken), accessToken };
     },
 
     async run(credentials, tenantId, work) {

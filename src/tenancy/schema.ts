@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { pageQuery } from "../db/pagination.ts";
 import { email, id, patchOf, timestamp } from "../http/schemas.ts";
 
 export const tenantRoles = ["owner", "admin", "staff"] as const;
@@ -51,4 +50,3 @@ export const changeMemberBody = z.strictObject({ role: z.enum(tenantRoles) }).me
 
 export const tenantParams = z.strictObject({ tenantId: id });
 export const memberParams = z.strictObject({ tenantId: id, userId: id });
-export const pageOnly = z.strictObject(pageQuery);

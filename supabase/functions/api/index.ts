@@ -16,7 +16,7 @@ const api = createApi({
   sql,
   db: createDb(sql),
   identity: createSupabaseAuth({ url: authUrl, apiKey: requireEnv("SUPABASE_ANON_KEY"), fetch, now }),
-  verifyAccessToken: await createAccessTokenVerifier({ jwtSecret: requireEnv("AUTH_JWT_SECRET"), now }),
+  verifyAccessToken: createAccessTokenVerifier({ jwtSecret: requireEnv("AUTH_JWT_SECRET"), now }),
   logger: jsonLogger,
 });
 
