@@ -13,7 +13,6 @@ import {
   listPreferences,
   mail,
   type Notification,
-  QUEUE,
   readNotification,
   runWorker,
   runWorkerInProcess,
@@ -47,7 +46,7 @@ async function enqueueReminder(sql: postgres.Sql, tenantId: string, stay: SmsSta
       insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, reservation_id)
       values (${tenantId}, ${stay.guest.id}, 'guest', 'checkin_reminder', ${channel}, ${stay.reservation.id})
       returning id`;
-    await trx`select pgmq.send(${QUEUE}, jsonb_build_object('notificationId', ${row!.id}::uuid, 'tenantId', ${tenantId}::uuid))`;
+    await trx`select private.send_notification_job(${row!.id}::uuid, ${tenantId}::uuid)`;
     return row!.id;
   });
 }

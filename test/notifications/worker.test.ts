@@ -174,7 +174,7 @@ Deno.test("a second job for a notification already sent is dropped without a sec
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
     const sent = await readNotification(t.ownerClient, pending.id);
 
-    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: pending.id, tenantId: t.tenantId })})`;
+    await sql`select private.send_notification_job(${pending.id}::uuid, ${t.tenantId}::uuid)`;
     assert.deepEqual(await runWorker(), summary({ read: 1, dropped: 1 }));
     assert.equal((await mail.requests()).length, 1, "no second request to SendGrid");
     assert.deepEqual(await readNotification(t.ownerClient, pending.id), sent, "the notification is as it was");
@@ -242,7 +242,7 @@ Deno.test("one claim of many jobs across tenants: each notification emailed once
       for (const t of tenants) stays.push({ tenantId: t.tenantId, stay: await checkedIn(t.ownerClient) });
     }
     const twice = stays[4]!;
-    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: twice.stay.pending.id, tenantId: twice.tenantId })})`;
+    await sql`select private.send_notification_job(${twice.stay.pending.id}::uuid, ${twice.tenantId}::uuid)`;
 
     assert.deepEqual(await runWorker(), summary({ read: 10, sent: 9, dropped: 1 }), "one run, one claim");
 

@@ -216,8 +216,7 @@ export type TenantFixture = { owner: TestUser; tenantId: string; name: string };
 export async function createTenantAs(owner: TestUser, label: string): Promise<TenantFixture> {
   const name = unique(`Tenant ${label}`);
   const response = await client(owner).post("/tenants", { name }, representation);
-  const created = await assertMatchesContract("POST", "/v1/tenants", response) as { id: string };
-  assert.equal(response.status, 201, `creating a tenant: ${JSON.stringify(created)}`);
+  const created = await expectStatus<{ id: string }>("POST", "/v1/tenants", response, 201);
   return { owner, tenantId: created.id, name };
 }
 
@@ -228,9 +227,7 @@ export async function addMember(ownerClient: Client, user: TestUser, role: "owne
   const tenantId = ownerClient.tenantId;
   if (!tenantId) throw new Error("addMember needs a client made with the tenant's id");
   const response = await ownerClient.post(`/tenants/${tenantId}/members`, { email: user.email, role }, representation);
-  const added = await assertMatchesContract("POST", "/v1/tenants/{tenantId}/members", response) as MemberBody;
-  assert.equal(response.status, 201, `adding a member: ${JSON.stringify(added)}`);
-  return added;
+  return await expectStatus<MemberBody>("POST", "/v1/tenants/{tenantId}/members", response, 201);
 }
 
 // What a test created, removed with the admin connection when it ends.
@@ -277,9 +274,7 @@ export async function withFixture(work: (fixture: Fixture) => Promise<void>): Pr
       cleanup,
       user,
       async tenant(label) {
-        const owner = await createUser(sql, `${label}-owner`);
-        cleanup.users.add(owner.id);
-        const created = await createTenantAs(owner, label);
+        const created = await createTenantAs(await user(`${label}-owner`), label);
         cleanup.tenants.add(created.tenantId);
         return { ...created, ownerClient: client(created.owner, created.tenantId) };
       },

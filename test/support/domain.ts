@@ -6,8 +6,6 @@ import assert from "node:assert/strict";
 import type { Client } from "./api.ts";
 import { expectStatus, readOne, representation, unique } from "./api.ts";
 
-export type { Page } from "./api.ts";
-
 export type Property = {
   id: string;
   name: string;

@@ -6,14 +6,20 @@ import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { stack } from "./stack.ts";
-import type { ScriptedResponse } from "../../local/capture.ts";
+import { type ScriptedResponse, sleep } from "../../local/capture.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
-import { defaultWorkerSettings, runWorker as runWorkerWith, type WorkerSettings } from "../../src/notifications/worker.ts";
+import {
+  defaultWorkerSettings,
+  QUEUE,
+  type RunSummary,
+  runWorker as runWorkerWith,
+  type WorkerSettings,
+} from "../../src/notifications/worker.ts";
 
-export const QUEUE = "notifications";
+export { QUEUE, type RunSummary, sleep };
 
 export const WORKER_URL = `${stack.apiUrl}/functions/v1/notifications-worker`;
 
@@ -81,8 +87,6 @@ export async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Not
 }
 
 // ---------------------------------------------------------------- the worker
-
-export type RunSummary = { read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number };
 
 export const idle: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
 
@@ -175,10 +179,6 @@ export async function runWorkerUntilRead(timeoutMs: number, everyMs = 100): Prom
     assert.ok(waitedMs < timeoutMs, `no job became visible within ${timeoutMs} ms`);
     await sleep(everyMs);
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 // Empties the queue before a scenario: a job left behind by another test (a retry
