@@ -2,7 +2,6 @@
 // derived from numbers, so a load generator names any tenant, reservation or guest
 // without asking the database; the bench owner is an owner of every bench tenant, so
 // one access token serves them all.
-import { signHs256 } from "../local/jwt.ts";
 
 export const TENANTS = 1000;
 export const RESERVATIONS_PER_TENANT = 1000;
@@ -24,16 +23,16 @@ export function tenantDigits(n: number): string {
   return String(n).padStart(12, "0");
 }
 
+// Every bench tenant's id starts so: what a LIKE over tenant ids matches.
+export const TENANT_ID_PREFIX = "b1e00000-0000-4000-8000-";
+
 export function tenantId(n: number): string {
-  return `b1e00000-0000-4000-8000-${tenantDigits(n)}`;
+  return `${TENANT_ID_PREFIX}${tenantDigits(n)}`;
 }
 
-function rowId(prefix: string, index: number, tenant: number): string {
-  return `${prefix}${String(index).padStart(5, "0")}-0000-4000-8000-${tenantDigits(tenant)}`;
+export function reservationId(tenant: number, r: number): string {
+  return `b5e${String(r).padStart(5, "0")}-0000-4000-8000-${tenantDigits(tenant)}`;
 }
-
-export const reservationId = (tenant: number, r: number) => rowId("b5e", r, tenant);
-export const guestId = (tenant: number, g: number) => rowId("b4e", g, tenant);
 
 // The claims Supabase Auth puts in an access token (as test/support/session.ts makes
 // them), valid for `seconds`.
@@ -48,10 +47,6 @@ export function ownerClaims(nowSeconds: number, seconds: number): Record<string,
     iat: nowSeconds,
     exp: nowSeconds + seconds,
   };
-}
-
-export async function ownerToken(claims: Record<string, unknown>, jwtSecret: string): Promise<string> {
-  return await signHs256(claims, jwtSecret);
 }
 
 // Lua that sets `tenant_id(n)`, `reservation_id(n, r)` and `guest_id(n, g)` in a wrk

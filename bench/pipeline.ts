@@ -5,6 +5,7 @@
 // messages in SQL, in batches of the size the worker claims.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
+import type { RunSummary } from "../src/notifications/worker.ts";
 import { tenantId } from "./fixtures.ts";
 
 export type PipelineContext = {
@@ -29,8 +30,6 @@ export type PipelineResult = {
   errors: number;
   pgmqCeiling: { messages: number; seconds: number; messagesPerSecond: number };
 };
-
-type RunSummary = { read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number };
 
 const WORKER_PATH = "/functions/v1/notifications-worker";
 const CEILING_QUEUE = "bench_ceiling";

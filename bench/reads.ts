@@ -3,7 +3,7 @@
 // function (supabase/functions/bench-ceiling) with a body of the same size.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { LUA_IDS, RESERVATIONS_PER_TENANT, tenantDigits, tenantId } from "./fixtures.ts";
+import { LUA_IDS, RESERVATIONS_PER_TENANT, reservationId, tenantDigits, tenantId } from "./fixtures.ts";
 import type { DbAddress } from "./database.ts";
 import { type SqlLoadResult, runSqlLoad } from "./pgbench.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
@@ -55,7 +55,7 @@ export async function checkReadRoutes(context: ReadContext, tenant: number): Pro
   const page = JSON.parse(listText) as { data: unknown[]; pagination: { total: number } };
   assert.equal(page.data.length, 20, "a page of 20");
   assert.equal(page.pagination.total, RESERVATIONS_PER_TENANT, `tenant ${tenant} has ${RESERVATIONS_PER_TENANT} reservations`);
-  const one = await fetch(`${context.origin}${V1_PATH}/reservations/b5e00500-0000-4000-8000-${tenantDigits(tenant)}`, { headers });
+  const one = await fetch(`${context.origin}${V1_PATH}/reservations/${reservationId(tenant, 500)}`, { headers });
   const oneText = await one.text();
   assert.equal(one.status, 200, `the reservation answered ${one.status}: ${oneText}`);
   const encoder = new TextEncoder();

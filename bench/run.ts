@@ -6,7 +6,8 @@
 //   --seconds N   how long each load point runs (default 10)
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
-import { ownerClaims, ownerToken, READ_TENANT, RESERVATIONS_PER_TENANT, TENANTS } from "./fixtures.ts";
+import { signHs256 } from "../local/jwt.ts";
+import { ownerClaims, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
 import { apiReads, checkReadRoutes, httpCeiling, sqlCeiling } from "./reads.ts";
@@ -74,7 +75,7 @@ try {
 
   const nowSeconds = Math.floor(Date.now() / 1000);
   const claims = ownerClaims(nowSeconds, 3600);
-  const token = await ownerToken(claims, stack.jwtSecret);
+  const token = await signHs256(claims, stack.jwtSecret);
   const readContext = { origin: stack.apiUrl, token, claims, db, sql, seconds, log };
   await checkReadRoutes(readContext, READ_TENANT);
 
@@ -97,7 +98,7 @@ try {
   log("== 3. writes");
   const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
   // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
-  await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like 'b1e00000-0000-4000-8000-%'`;
+  await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like ${`${TENANT_ID_PREFIX}%`}`;
 
   log("== 4. notification pipeline");
   const pipelineResult = await pipeline({
