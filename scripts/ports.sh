@@ -23,4 +23,8 @@ AUTH_PORT=$((PMS_PORT_BASE + 5))
 SMS_PORT=$((PMS_PORT_BASE + 6))
 FUNCTIONS_FIRST_PORT=$((PMS_PORT_BASE + 10))
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
+API_URL="http://127.0.0.1:$API_PORT"
+AUTH_URL="http://127.0.0.1:$AUTH_PORT"
+MAIL_URL="http://127.0.0.1:$MAIL_PORT"
+SMS_URL="http://127.0.0.1:$SMS_PORT"
 unset ports_root

@@ -60,7 +60,7 @@ wait_for_http() { # name url seconds
 wait_for_function() { # name seconds
   local deadline=$((SECONDS + $2)) code
   for (( ; ; )); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$API_PORT/functions/v1/$1/" 2>/dev/null || true)
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$API_URL/functions/v1/$1/" 2>/dev/null || true)
     [ "$code" != "000" ] && [ "$code" != "502" ] && return
     [ $SECONDS -lt $deadline ] || { tail -n 30 "$LOGS/fn-$1.log" >&2 || true; die "function $1 did not start (log: $LOGS/fn-$1.log)"; }
     sleep 0.2
@@ -176,10 +176,6 @@ EOF
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-API_URL="http://127.0.0.1:$API_PORT"
-AUTH_URL="http://127.0.0.1:$AUTH_PORT"
-MAIL_URL="http://127.0.0.1:$MAIL_PORT"
-SMS_URL="http://127.0.0.1:$SMS_PORT"
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL AUTH_URL MAIL_URL SMS_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
@@ -237,7 +233,7 @@ ensure_auth() {
   say "starting Supabase Auth on 127.0.0.1:$AUTH_PORT"
   start_process auth \
     GOTRUE_API_HOST=127.0.0.1 PORT="$AUTH_PORT" \
-    API_EXTERNAL_URL="http://127.0.0.1:$API_PORT/auth/v1" \
+    API_EXTERNAL_URL="$API_URL/auth/v1" \
     GOTRUE_SITE_URL="http://127.0.0.1:3000" \
     GOTRUE_DB_DRIVER=postgres \
     GOTRUE_DB_DATABASE_URL="postgresql://supabase_auth_admin:postgres@127.0.0.1:$DB_PORT/postgres" \
@@ -248,7 +244,7 @@ ensure_auth() {
     GOTRUE_RATE_LIMIT_TOKEN_REFRESH=100000 GOTRUE_RATE_LIMIT_VERIFY=100000 \
     GOTRUE_LOG_LEVEL=warn \
     -- "$AUTH_CACHE/auth"
-  wait_for_http auth "http://127.0.0.1:$AUTH_PORT/health" 60
+  wait_for_http auth "$AUTH_URL/health" 60
 }
 
 migrate() {
@@ -296,12 +292,12 @@ ensure_http_processes() {
     if ! pid_alive "fn-$name"; then
       start_process "fn-$name" "${deno_env[@]}" \
         DENO_SERVE_ADDRESS="tcp:127.0.0.1:$port" \
-        SUPABASE_URL="http://127.0.0.1:$API_PORT" SUPABASE_DB_URL="$DB_URL" \
+        SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL" \
         SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY" \
-        AUTH_URL="http://127.0.0.1:$AUTH_PORT" AUTH_JWT_SECRET="$JWT_SECRET" \
-        SENDGRID_API_URL="http://127.0.0.1:$MAIL_PORT" SENDGRID_API_KEY="$SENDGRID_API_KEY" \
+        AUTH_URL="$AUTH_URL" AUTH_JWT_SECRET="$JWT_SECRET" \
+        SENDGRID_API_URL="$MAIL_URL" SENDGRID_API_KEY="$SENDGRID_API_KEY" \
         NOTIFICATIONS_FROM_EMAIL="$NOTIFICATIONS_FROM_EMAIL" NOTIFICATIONS_FROM_NAME="$NOTIFICATIONS_FROM_NAME" \
-        SMS_API_URL="http://127.0.0.1:$SMS_PORT" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID" \
+        SMS_API_URL="$SMS_URL" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID" \
         SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER" \
         NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS" \
         NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS" \
@@ -313,12 +309,12 @@ ensure_http_processes() {
   if ! pid_alive gateway; then
     start_process gateway "${deno_env[@]}" -- "$DENO" run --quiet --allow-net --allow-env \
       "$ROOT/local/gateway/main.ts" --port "$API_PORT" \
-      --auth "http://127.0.0.1:$AUTH_PORT" --functions "$routes"
+      --auth "$AUTH_URL" --functions "$routes"
   fi
   echo "$fingerprint" > "$RUN/http.fingerprint"
-  wait_for_http mail "http://127.0.0.1:$MAIL_PORT/_capture/messages" 60
-  wait_for_http sms "http://127.0.0.1:$SMS_PORT/_capture/messages" 60
-  wait_for_http gateway "http://127.0.0.1:$API_PORT/_gateway/health" 60
+  wait_for_http mail "$MAIL_URL/_capture/messages" 60
+  wait_for_http sms "$SMS_URL/_capture/messages" 60
+  wait_for_http gateway "$API_URL/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
   done
@@ -331,7 +327,7 @@ ensure_scheduler() {
   [ -f "$RUN/scheduler.off" ] && return
   pid_alive scheduler && return
   start_process scheduler DENO_DIR="$STATE/deno" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
-    "$ROOT/local/scheduler/main.ts" --url "http://127.0.0.1:$API_PORT/functions/v1/notifications-worker" \
+    "$ROOT/local/scheduler/main.ts" --url "$API_URL/functions/v1/notifications-worker" \
     --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
 }
 
@@ -359,13 +355,13 @@ print_status() {
   [ -f "$STATE/auth.unavailable" ] && auth_state="unavailable (see $STATE/auth.unavailable)"
   cat <<EOF
 
-         API URL: http://127.0.0.1:$API_PORT
-   Functions URL: http://127.0.0.1:$API_PORT/functions/v1
-         API v1:  http://127.0.0.1:$API_PORT/functions/v1/api/v1
+         API URL: $API_URL
+   Functions URL: $API_URL/functions/v1
+         API v1:  $API_URL/functions/v1/api/v1
           DB URL: $DB_URL
             Auth: $auth_state
-Mail capture URL: http://127.0.0.1:$MAIL_PORT
- SMS capture URL: http://127.0.0.1:$SMS_PORT (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
+Mail capture URL: $MAIL_URL
+ SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY
