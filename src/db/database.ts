@@ -58,98 +58,100 @@ export function createDb(sql: Sql): Kysely<DB> {
   });
 }
 
-// A statement held back to go with the transaction's next one; the driver wrapper
-// below sends it and settles `result`.
-class HeldStatement<R> implements CompiledQuery<R> {
+// A statement to run before each of a transaction's statements. From `eachStatementAfter`
+// on, the transaction goes statement by statement, each in a transaction of its own:
+// BEGIN, this, the statement and COMMIT, pipelined in one write, so a read of one
+// statement costs one round trip. `results` has this statement's result for each.
+export class Prelude<R> implements CompiledQuery<R> {
   readonly sql: string;
   readonly parameters: readonly unknown[];
   readonly query: CompiledQuery<R>["query"];
   readonly queryId: CompiledQuery<R>["queryId"];
-  readonly result: Promise<QueryResult<R>>;
-  settle!: (result: Promise<QueryResult<R>>) => void;
+  readonly results: Promise<QueryResult<R>>[] = [];
   taken = false;
 
   constructor(statement: CompiledQuery<R>) {
     ({ sql: this.sql, parameters: this.parameters, query: this.query, queryId: this.queryId } = statement);
-    this.result = new Promise((resolve) => this.settle = resolve);
-    // Whoever held it reads the failure; a transaction that ended first must not crash the process.
-    this.result.catch(() => {});
   }
 }
 
-// Sends what is held without a statement of its own.
-class SendHeld implements CompiledQuery {
-  readonly sql: string;
-  readonly parameters: readonly unknown[];
-  readonly query: CompiledQuery["query"];
-  readonly queryId: CompiledQuery["queryId"];
-
-  constructor() {
-    ({ sql: this.sql, parameters: this.parameters, query: this.query, queryId: this.queryId } = CompiledQuery.raw(""));
-  }
+// Under read committed each statement sees what was committed when it began, in one
+// transaction or in many, so a transaction of reads loses nothing by going statement by
+// statement. Call it before the transaction's first statement.
+export async function eachStatementAfter<R>(db: Transaction<DB>, statement: CompiledQuery<R>): Promise<Prelude<R>> {
+  const prelude = new Prelude(statement);
+  await db.executeQuery(prelude);
+  if (!prelude.taken) throw new Error("eachStatementAfter needs a transaction of createDb's Kysely");
+  return prelude;
 }
 
-// `statement` goes with the transaction's next statement, pipelined, instead of on its
-// own; its result comes when that statement is sent (or at `sendHeld`). A read's request
-// context rides with the read's own query this way: one round trip, not two.
-export async function sendWithNext<R>(db: Transaction<DB>, statement: CompiledQuery<R>): Promise<QueryResult<R>> {
-  const held = new HeldStatement(statement);
-  await db.executeQuery(held);
-  if (!held.taken) throw new Error("sendWithNext needs a transaction of createDb's Kysely");
-  return await held.result;
+// Runs the prelude in a transaction of its own with no statement after it, for work
+// that ran none.
+export async function runPrelude<R>(db: Transaction<DB>, prelude: Prelude<R>): Promise<void> {
+  await db.executeQuery(prelude);
 }
 
-// Sends what is held now, for a transaction whose work ran no statement of its own.
-export async function sendHeld(db: Transaction<DB>): Promise<void> {
-  await db.executeQuery(new SendHeld());
-}
+const begin = CompiledQuery.raw("begin");
+const commit = CompiledQuery.raw("commit");
 
-// A transaction's BEGIN is sent with its first statement instead of on its own, and
-// so are statements held back by sendWithNext: all are pipelined on the connection,
-// so an API request (begin, the request scope, the handler's query, commit) waits for
-// three round trips, or two for a read. A transaction that ran nothing sends neither
-// BEGIN nor COMMIT.
+// A transaction's BEGIN is sent with its first statement instead of on its own, so an
+// API write (begin, the request scope, the handler's statements, commit) waits for one
+// round trip fewer, and a transaction that ran nothing sends neither BEGIN nor COMMIT.
+// With a prelude, each statement is a transaction of its own (see Prelude).
 class PipelinedBegin implements DatabaseConnection {
   beginPending = false;
-  held: HeldStatement<unknown>[] = [];
+  prelude: Prelude<unknown> | null = null;
 
   constructor(readonly connection: DatabaseConnection) {}
 
-  // BEGIN and the held statements go out now, and the held ones learn their results.
-  // Only BEGIN is awaited: a held statement's failure belongs to whoever holds it.
-  sendAhead(): Promise<unknown> {
-    const begun = this.beginPending ? this.connection.executeQuery(CompiledQuery.raw("begin")) : Promise.resolve();
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (query instanceof Prelude) return await this.takePrelude(query);
+    if (this.prelude) return await this.ownTransaction<R>(this.prelude, query);
+    if (!this.beginPending) return await this.connection.executeQuery<R>(query);
     this.beginPending = false;
-    for (const held of this.held.splice(0)) {
-      const result = this.connection.executeQuery<unknown>(held);
-      result.catch(() => {});
-      held.settle(result);
-    }
-    return begun;
+    const begun = this.connection.executeQuery(begin);
+    const result = this.connection.executeQuery<R>(query);
+    // Both are on the wire; the statement's failure is read after BEGIN's, never left unhandled.
+    result.catch(() => {});
+    await begun;
+    return await result;
   }
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (query instanceof HeldStatement) {
-      // Kysely waits for this before the next statement; the real result comes later.
-      query.taken = true;
-      this.held.push(query);
-      return { rows: [] };
+  async takePrelude(prelude: Prelude<unknown>): Promise<QueryResult<never>> {
+    if (prelude === this.prelude) {
+      await this.ownTransaction(prelude, null);
+    } else {
+      if (this.prelude || !this.beginPending) {
+        throw new Error("a prelude must come before its transaction's first statement, and only one");
+      }
+      this.prelude = prelude;
+      prelude.taken = true;
     }
-    if (query instanceof SendHeld) {
-      await this.sendAhead();
-      return { rows: [] };
-    }
-    if (!this.beginPending && this.held.length === 0) return await this.connection.executeQuery<R>(query);
-    const ahead = this.sendAhead();
-    const result = this.connection.executeQuery<R>(query);
-    // All are on the wire; the statement's failure is read after BEGIN's, never left unhandled.
-    result.catch(() => {});
-    await ahead;
+    return { rows: [] };
+  }
+
+  // All four are written before any answer is read. A failed prelude fails the
+  // statement after it (25P02); the prelude's error is the one that explains it.
+  async ownTransaction<R>(prelude: Prelude<unknown>, statement: CompiledQuery | null): Promise<QueryResult<R>> {
+    const begun = this.connection.executeQuery(begin);
+    const before = this.connection.executeQuery<unknown>(prelude);
+    const result = statement ? this.connection.executeQuery<R>(statement) : null;
+    const committed = this.connection.executeQuery(commit);
+    for (const sent of [before, result, committed]) sent?.catch(() => {});
+    prelude.results.push(before);
+    await begun;
+    await committed;
+    if (!result) return { rows: [] };
+    await before;
     return await result;
   }
 
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
-    await this.sendAhead();
+    if (this.prelude) throw new Error("a transaction going statement by statement cannot stream");
+    if (this.beginPending) {
+      this.beginPending = false;
+      await this.connection.executeQuery(begin);
+    }
     yield* this.connection.streamQuery<R>(query, chunkSize);
   }
 }
@@ -176,7 +178,7 @@ class BeginWithFirstStatement implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedBegin;
-    if (pipelined.held.length > 0) await pipelined.sendAhead();
+    pipelined.prelude = null;
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
       return;
@@ -186,12 +188,7 @@ class BeginWithFirstStatement implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedBegin;
-    // Held statements never sent need not be: their transaction is gone either way.
-    for (const held of pipelined.held.splice(0)) {
-      const unsent = Promise.reject(new Error("the transaction rolled back before this statement was sent"));
-      unsent.catch(() => {});
-      held.settle(unsent);
-    }
+    pipelined.prelude = null;
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
       return;

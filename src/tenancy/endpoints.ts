@@ -56,7 +56,7 @@ export function sessionEndpoint<
 // A route inside one tenant. The tenant comes from x-tenant-id (or the path for
 // /v1/tenants/{tenantId}/...), RLS filters every query, and "manager" routes are
 // refused to staff: a write before any query runs; a read, whose context goes with
-// its first query, before anything it found is answered (and its transaction rolls back).
+// each of its statements, before anything it found is answered.
 export function tenantEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,

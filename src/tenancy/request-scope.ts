@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
-import { type DB, sendHeld, sendWithNext } from "../db/database.ts";
+import { type DB, eachStatementAfter, runPrelude } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
 
@@ -15,9 +15,9 @@ export type RequestScope = {
   authenticate(request: Request): Credentials;
   // One transaction: the RLS context, the session check, the membership, then `work`.
   run<T>(credentials: Credentials, tenantId: string | null, work: (session: Session, role: TenantRole | null) => Promise<T>): Promise<T>;
-  // The same for a read, in one round trip fewer: the context goes with the read's first
-  // query, and `authorize` judges the role before anything the read found is answered.
-  // A failed check rolls the transaction back, so the read's result is never seen.
+  // The same for a read, one round trip per statement: each of the read's statements runs
+  // in a transaction of its own after the context, all sent at once, and `authorize`
+  // judges the role before anything the read found is answered.
   read<T>(
     credentials: Credentials,
     tenantId: string,
@@ -73,19 +73,21 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
     async read(credentials, tenantId, work, authorize) {
       const { claims } = credentials;
       return await deps.db.transaction().execute(async (db) => {
-        // Held back to go with the read's first query; under RLS that query finds
-        // nothing of a tenant the caller is not a member of.
-        const context = sendWithNext(db, contextStatement(claims, tenantId).compile(db));
+        // Under RLS a statement after a context that fails its check finds nothing of the
+        // tenant; what it found is never answered either way.
+        const context = await eachStatementAfter(db, contextStatement(claims, tenantId).compile(db));
         // Whatever `work` throws, even before its first promise, waits for the context's verdict.
         const outcome = await (async () => await work({ ...credentials, userId: claims.sub, db }))().then(
           (value) => ({ value }),
           (error: unknown) => ({ error }),
         );
-        // A read that threw before its first query has not sent the context yet.
-        await sendHeld(db);
-        const { rows: [row] } = await context.catch(unavailableWithoutSessions);
-        assertActive(row);
-        authorize(row.role);
+        // A read that threw before its first statement (a malformed id) has not asked yet.
+        if (context.results.length === 0) await runPrelude(db, context);
+        for (const result of context.results) {
+          const { rows: [row] } = await result.catch(unavailableWithoutSessions);
+          assertActive(row);
+          authorize(row.role);
+        }
         if ("error" in outcome) throw outcome.error;
         return outcome.value;
       });

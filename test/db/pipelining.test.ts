@@ -1,9 +1,9 @@
-// The driver wrapper in src/db/database.ts: BEGIN and statements held back with
-// sendWithNext go out with a transaction's next statement, in the same transaction,
-// and every way a transaction can end leaves no statement hanging or unhandled.
+// The driver wrapper in src/db/database.ts: BEGIN goes with a transaction's first
+// statement, and after a prelude each statement runs in a transaction of its own,
+// preceded by the prelude; every way a transaction can end leaves nothing unhandled.
 import assert from "node:assert/strict";
 import { type Kysely, sql } from "kysely";
-import { createDb, type DB, sendHeld, sendWithNext } from "../../src/db/database.ts";
+import { createDb, type DB, eachStatementAfter, runPrelude } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
@@ -19,46 +19,80 @@ async function withDb(work: (db: Kysely<DB>) => Promise<void>): Promise<void> {
 const backendXact = sql<{ xid: string; setting: string }>`
   select txid_current()::text as xid, current_setting('app.probe', true) as setting`;
 
-Deno.test("a held statement runs first, in the same transaction as the statement it goes with, and gets its own result", () =>
+const probe = sql<{ probe: string; xid: string }>`
+  select set_config('app.probe', 'set by the prelude', true) as probe, txid_current()::text as xid`;
+
+Deno.test("without a prelude, BEGIN goes with the first statement and every statement shares the transaction", () =>
   withDb(async (db) => {
     await db.transaction().execute(async (trx) => {
-      const held = sendWithNext(trx, sql<{ probe: string; xid: string }>`
-        select set_config('app.probe', 'set by the held statement', true) as probe, txid_current()::text as xid`.compile(trx));
-      const { rows: [after] } = await backendXact.execute(trx);
-      const { rows: [first] } = await held;
-      assert.equal(first!.probe, "set by the held statement");
-      assert.equal(after!.setting, "set by the held statement", "the held statement ran before the one it went with");
-      assert.equal(after!.xid, first!.xid, "one transaction");
+      await sql`select set_config('app.probe', 'local to the transaction', true)`.execute(trx);
+      const { rows: [first] } = await backendXact.execute(trx);
+      const { rows: [second] } = await backendXact.execute(trx);
+      assert.equal(first!.setting, "local to the transaction");
+      assert.equal(first!.xid, second!.xid, "one transaction");
+    });
+    assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "the local setting ended with it");
+  }));
+
+Deno.test("after a prelude each statement runs in a transaction of its own, the prelude first, with the prelude's result recorded", () =>
+  withDb(async (db) => {
+    await db.transaction().execute(async (trx) => {
+      const prelude = await eachStatementAfter(trx, probe.compile(trx));
+      const { rows: [first] } = await backendXact.execute(trx);
+      const { rows: [second] } = await backendXact.execute(trx);
+      assert.equal(first!.setting, "set by the prelude");
+      assert.equal(second!.setting, "set by the prelude", "the prelude ran again before the second statement");
+      assert.notEqual(first!.xid, second!.xid, "two transactions");
+      const preludes = await Promise.all(prelude.results);
+      assert.deepEqual(preludes.map(({ rows }) => rows[0]!.xid), [first!.xid, second!.xid], "each prelude in its statement's transaction");
+    });
+    assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "nothing outlives the transactions");
+  }));
+
+Deno.test("runPrelude runs the prelude alone, for work that ran no statement", () =>
+  withDb(async (db) => {
+    await db.transaction().execute(async (trx) => {
+      const prelude = await eachStatementAfter(trx, sql<{ one: number }>`select 1 as one`.compile(trx));
+      assert.equal(prelude.results.length, 0, "nothing is sent until asked");
+      await runPrelude(trx, prelude);
+      assert.deepEqual((await Promise.all(prelude.results)).map(({ rows }) => rows), [[{ one: 1 }]]);
     });
   }));
 
-Deno.test("a transaction whose work ran nothing sends what is held with sendHeld", () =>
+Deno.test("a failing prelude fails the statement after it with the prelude's own error, and the connection goes on", () =>
   withDb(async (db) => {
     await db.transaction().execute(async (trx) => {
-      const held = sendWithNext(trx, sql<{ one: number }>`select 1 as one`.compile(trx));
-      await sendHeld(trx);
-      assert.deepEqual((await held).rows, [{ one: 1 }]);
+      const prelude = await eachStatementAfter(trx, sql`select 1 / 0`.compile(trx));
+      await assert.rejects(backendXact.execute(trx), (error: { code?: string }) => error.code === "22012");
+      await assert.rejects(prelude.results[0]!, (error: { code?: string }) => error.code === "22012");
     });
-  }));
-
-Deno.test("a failing held statement fails the statement it went with, and its holder reads its own error", () =>
-  withDb(async (db) => {
-    await assert.rejects(db.transaction().execute(async (trx) => {
-      const held = sendWithNext(trx, sql`select 1 / 0`.compile(trx));
-      await assert.rejects(backendXact.execute(trx), (error: { code?: string }) => error.code === "25P02");
-      await held;
-    }), (error: { code?: string }) => error.code === "22012");
-    // The connection is fine afterwards: the failed transaction was rolled back.
     assert.equal((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one, 1);
   }));
 
-Deno.test("a transaction that throws with a statement still held rolls back without sending it, and nothing is left unhandled", () =>
+Deno.test("a failing statement fails alone: the next statement runs in a fresh transaction", () =>
   withDb(async (db) => {
-    let held: Promise<unknown> = Promise.resolve();
+    await db.transaction().execute(async (trx) => {
+      await eachStatementAfter(trx, probe.compile(trx));
+      await assert.rejects(sql`select 1 / 0`.execute(trx), (error: { code?: string }) => error.code === "22012");
+      assert.equal((await backendXact.execute(trx)).rows[0]!.setting, "set by the prelude");
+    });
+  }));
+
+Deno.test("work that throws after a prelude leaves no transaction open and nothing unhandled", () =>
+  withDb(async (db) => {
     await assert.rejects(db.transaction().execute(async (trx) => {
-      held = sendWithNext(trx, sql`select set_config('app.probe', 'never', false)`.compile(trx));
-      throw new Error("the work failed first");
-    }), /the work failed first/);
-    await assert.rejects(held, /rolled back before this statement was sent/);
-    assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "the held statement never ran");
+      await eachStatementAfter(trx, probe.compile(trx));
+      await backendXact.execute(trx);
+      throw new Error("the work failed");
+    }), /the work failed/);
+    // A savepoint succeeds only inside an open transaction block.
+    await assert.rejects(sql`savepoint probe`.execute(db), (error: { code?: string }) => error.code === "25P01");
+  }));
+
+Deno.test("a prelude after the transaction's first statement is refused", () =>
+  withDb(async (db) => {
+    await assert.rejects(db.transaction().execute(async (trx) => {
+      await backendXact.execute(trx);
+      await eachStatementAfter(trx, probe.compile(trx));
+    }), /must come before its transaction's first statement/);
   }));
