@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
 # local pgmq), Supabase Auth built from its Go module, the Edge Functions under
-# Deno behind a gateway on :54321, and the SendGrid and SMS capture servers. The
+# Deno behind an nginx gateway on :54321, and the SendGrid and SMS capture servers. The
 # ports follow PMS_PORT_BASE (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
@@ -16,6 +16,7 @@ RUN="$STATE/run"
 ENV_FILE="$STATE/stack.env"
 PG_MAJOR=15
 PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
+NGINX=/usr/sbin/nginx
 # shellcheck source=scripts/ports.sh
 . "$ROOT/scripts/ports.sh"
 # The SMS capture server's account (Twilio-shaped: an AC SID and an auth token) and
@@ -93,6 +94,7 @@ ensure_system_packages() {
   [ -f "/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control" ] || missing+=("postgresql-$PG_MAJOR-pgtap")
   command -v pg_prove >/dev/null || missing+=(libtap-parser-sourcehandler-pgtap-perl)
   command -v curl >/dev/null || missing+=(curl)
+  [ -x "$NGINX" ] || missing+=(nginx)
   [ ${#missing[@]} -eq 0 ] && return
   is_root || die "missing Debian packages: ${missing[*]}. Run as root, or: sudo apt-get install -y ${missing[*]}"
   say "installing ${missing[*]}"
@@ -307,9 +309,11 @@ ensure_http_processes() {
     port=$((port + 1))
   done
   if ! pid_alive gateway; then
-    start_process gateway "${deno_env[@]}" -- "$DENO" run --quiet --allow-net --allow-env \
-      "$ROOT/local/gateway/main.ts" --port "$API_PORT" \
-      --auth "$AUTH_URL" --functions "$routes"
+    mkdir -p "$RUN/gateway-temp"
+    # shellcheck disable=SC2086 # one NAME=PORT argument per function
+    bash "$ROOT/local/gateway/nginx-conf.sh" "$API_PORT" "$AUTH_URL" "$RUN" ${routes//,/ } \
+      > "$RUN/gateway.conf"
+    start_process gateway -- "$NGINX" -p "$RUN" -e stderr -c "$RUN/gateway.conf" -g "daemon off;"
   fi
   echo "$fingerprint" > "$RUN/http.fingerprint"
   wait_for_http mail "$MAIL_URL/_capture/messages" 60

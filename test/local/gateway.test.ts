@@ -1,0 +1,42 @@
+// The local gateway (nginx, configured by local/gateway/nginx-conf.sh) stands where a
+// Supabase project's URL does: it routes, and leaves requests and answers to the
+// functions behind it.
+import assert from "node:assert/strict";
+import { readProblem, stack } from "../support/stack.ts";
+
+const functions = `${stack.apiUrl}/functions/v1`;
+
+Deno.test("the gateway answers its own health, and JSON 404s for an unknown function or path", async () => {
+  const health = await fetch(`${stack.apiUrl}/_gateway/health`);
+  assert.deepEqual([health.status, await health.json()], [200, { status: "ok" }]);
+
+  const unknownFunction = await fetch(`${functions}/no-such-function/v1/health`);
+  assert.equal(unknownFunction.status, 404);
+  assert.match(unknownFunction.headers.get("content-type") ?? "", /^application\/json/);
+  assert.equal((await unknownFunction.json()).code, "NOT_FOUND");
+
+  const unknownPath = await fetch(`${stack.apiUrl}/rest/v1/reservations`);
+  assert.equal(unknownPath.status, 404);
+  assert.equal((await unknownPath.json()).message, "no route matched with those values");
+});
+
+Deno.test("a function gets the path exactly as sent, encoded characters and all", async () => {
+  const response = await fetch(`${functions}/api/v1/no-such%2Froute`);
+  assert.equal(response.status, 404);
+  assert.equal((await readProblem(response)).detail, "No route for GET /v1/no-such%2Froute.");
+});
+
+Deno.test("bodies pass in both directions whatever their size: the function judges a request's", async () => {
+  const big = await fetch(`${functions}/bench-ceiling?bytes=1000000`);
+  assert.equal(big.status, 200);
+  assert.equal((await big.arrayBuffer()).byteLength, 1_000_000);
+
+  // Over nginx's default limit (1 MiB): the API's own 413 must be the answer.
+  const tooLarge = await fetch(`${stack.v1}/auth/sign-up`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "big@example.com", password: "x".repeat(2 * 1024 * 1024) }),
+  });
+  assert.equal(tooLarge.status, 413);
+  assert.equal((await readProblem(tooLarge)).type, "urn:pms:problem:payload-too-large");
+});
