@@ -36,18 +36,18 @@ begin
 end
 $$;
 
+-- The tenant and the user are read once, before the lookup: as calls inside its WHERE
+-- they would be evaluated for every row a scan of tenant_memberships visits.
 create or replace function private.request_member_role()
 returns public.tenant_role
 language plpgsql stable security definer
 set search_path = ''
 as $$
+declare
+  tenant uuid := private.request_tenant_id();
+  member uuid := auth.uid();
 begin
-  return (
-    select m.role
-    from public.tenant_memberships m
-    where m.tenant_id = private.request_tenant_id()
-      and m.user_id = auth.uid()
-  );
+  return (select m.role from public.tenant_memberships m where m.tenant_id = tenant and m.user_id = member);
 end
 $$;
 
