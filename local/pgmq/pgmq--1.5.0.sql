@@ -53,12 +53,12 @@ end
 $$;
 
 create function pgmq._queue_table(queue_name text) returns text
-language sql immutable
-as $$ select format('pgmq.%I', 'q_' || pgmq._queue_key(queue_name)) $$;
+language plpgsql immutable
+as $$ begin return format('pgmq.%I', 'q_' || pgmq._queue_key(queue_name)); end $$;
 
 create function pgmq._archive_table(queue_name text) returns text
-language sql immutable
-as $$ select format('pgmq.%I', 'a_' || pgmq._queue_key(queue_name)) $$;
+language plpgsql immutable
+as $$ begin return format('pgmq.%I', 'a_' || pgmq._queue_key(queue_name)); end $$;
 
 create function pgmq._create(queue_name text, unlogged boolean) returns void
 language plpgsql
@@ -175,43 +175,43 @@ $$;
 
 create function pgmq.send(queue_name text, msg jsonb, delay integer default 0)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, array[msg], null, clock_timestamp() + make_interval(secs => delay)) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, array[msg], null, clock_timestamp() + make_interval(secs => delay)); end $$;
 
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer default 0)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, array[msg], array[headers], clock_timestamp() + make_interval(secs => delay)) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, array[msg], array[headers], clock_timestamp() + make_interval(secs => delay)); end $$;
 
 create function pgmq.send(queue_name text, msg jsonb, delay timestamptz)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, array[msg], null, delay) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, array[msg], null, delay); end $$;
 
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamptz)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, array[msg], array[headers], delay) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, array[msg], array[headers], delay); end $$;
 
 create function pgmq.send_batch(queue_name text, msgs jsonb[], delay integer default 0)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, msgs, null, clock_timestamp() + make_interval(secs => delay)) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, msgs, null, clock_timestamp() + make_interval(secs => delay)); end $$;
 
 create function pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer default 0)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, msgs, headers, clock_timestamp() + make_interval(secs => delay)) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, msgs, headers, clock_timestamp() + make_interval(secs => delay)); end $$;
 
 create function pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamptz)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, msgs, null, delay) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, msgs, null, delay); end $$;
 
 create function pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamptz)
 returns setof bigint
-language sql
-as $$ select pgmq._send(queue_name, msgs, headers, delay) $$;
+language plpgsql
+as $$ begin return query select * from pgmq._send(queue_name, msgs, headers, delay); end $$;
 
 -- Visible messages are claimed with SKIP LOCKED, so concurrent readers each get
 -- different messages and none waits on another.
@@ -297,8 +297,8 @@ end
 $$;
 
 create function pgmq.delete(queue_name text, msg_id bigint) returns boolean
-language sql
-as $$ select exists (select from pgmq.delete(queue_name, array[msg_id])) $$;
+language plpgsql
+as $$ begin return exists (select from pgmq.delete(queue_name, array[msg_id])); end $$;
 
 create function pgmq.archive(queue_name text, msg_ids bigint[]) returns setof bigint
 language plpgsql
@@ -318,8 +318,8 @@ end
 $$;
 
 create function pgmq.archive(queue_name text, msg_id bigint) returns boolean
-language sql
-as $$ select exists (select from pgmq.archive(queue_name, array[msg_id])) $$;
+language plpgsql
+as $$ begin return exists (select from pgmq.archive(queue_name, array[msg_id])); end $$;
 
 create function pgmq.set_vt(queue_name text, msg_id bigint, vt integer)
 returns setof pgmq.message_record
