@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
+import { compileOnce } from "../db/compile-once.ts";
 import { type DB, eachStatementAfter, runPrelude } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
@@ -31,14 +32,18 @@ const UNDEFINED_TABLE = "42P01";
 type Context = { active: boolean; role: TenantRole | null };
 
 // The claims and role are set before the session and membership are read (the select
-// list runs in order), all in one statement.
-function contextStatement(claims: AccessClaims, tenantId: string | null) {
-  return sql<Context>`
-    select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+// list runs in order), all in one statement, compiled once: every request sends it.
+const contextQuery = compileOnce((db, claims: string, tenantId: string, sessionId: string, userId: string) =>
+  sql<Context>`
+    select set_config('request.jwt.claims', ${claims}, true),
            set_config('role', 'authenticated', true),
-           set_config('app.tenant_id', ${tenantId ?? ""}, true),
-           private.session_is_active(${claims.session_id}::uuid, ${claims.sub}::uuid) as active,
-           private.request_member_role() as role`;
+           set_config('app.tenant_id', ${tenantId}, true),
+           private.session_is_active(${sessionId}::uuid, ${userId}::uuid) as active,
+           private.request_member_role() as role`.compile(db)
+);
+
+function contextStatement(claims: AccessClaims, tenantId: string | null) {
+  return contextQuery(JSON.stringify(claims), tenantId ?? "", claims.session_id, claims.sub);
 }
 
 // auth.sessions belongs to Supabase Auth's migrations; without it no session can be
@@ -64,7 +69,7 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
     async run(credentials, tenantId, work) {
       const { claims } = credentials;
       return await deps.db.transaction().execute(async (db) => {
-        const { rows: [context] } = await contextStatement(claims, tenantId).execute(db).catch(unavailableWithoutSessions);
+        const { rows: [context] } = await db.executeQuery(contextStatement(claims, tenantId)).catch(unavailableWithoutSessions);
         assertActive(context);
         return await work({ ...credentials, userId: claims.sub, db }, context.role);
       });
@@ -75,7 +80,7 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
       return await deps.db.transaction().execute(async (db) => {
         // Under RLS a statement after a context that fails its check finds nothing of the
         // tenant; what it found is never answered either way.
-        const context = await eachStatementAfter(db, contextStatement(claims, tenantId).compile(db));
+        const context = await eachStatementAfter(db, contextStatement(claims, tenantId));
         // Whatever `work` throws, even before its first promise, waits for the context's verdict.
         const outcome = await (async () => await work({ ...credentials, userId: claims.sub, db }))().then(
           (value) => ({ value }),
