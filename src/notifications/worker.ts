@@ -25,6 +25,9 @@ export type WorkerSettings = {
   // side, so a claim takes about as long as its slowest job, and a run of several
   // claims never outlives the visibility timeout of the jobs it holds.
   claimSize: number;
+  // Claims worked at the same time. While one claim waits on the provider or the
+  // database the other has work for the function's thread; SKIP LOCKED keeps them apart.
+  claimsInFlight: number;
   // How long a claimed job stays invisible: longer than one job can take.
   visibilityTimeoutSeconds: number;
   // Deliveries tried before a transient failure becomes `failed`.
@@ -37,6 +40,7 @@ export const defaultWorkerSettings: WorkerSettings = {
   batchSize: 5000,
   runBudgetMs: 8000,
   claimSize: 50,
+  claimsInFlight: 2,
   visibilityTimeoutSeconds: 60,
   maxAttempts: 6,
   baseDelaySeconds: 30,
@@ -88,25 +92,39 @@ export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
   const { settings } = deps;
   const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
   const started = deps.now();
-  while (summary.read < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
-    const asked = Math.min(settings.claimSize, settings.batchSize - summary.read);
-    const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
-      select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})
-    `;
-    if (claimed.length === 0) break;
-    summary.read += claimed.length;
-    const jobs = claimed.map((row) => ({ msgId: row.msg_id, readCount: row.read_ct, message: row.message }));
-    try {
-      for (const outcome of await processClaim(deps, jobs)) summary[outcome]++;
-    } catch (error) {
-      // Nothing of the claim was recorded; its jobs come back when their timeout ends.
-      deps.logger.error(`notification jobs errored; they will be tried again: ${String(error)}`, {
-        msgIds: jobs.map((job) => job.msgId),
+  // Jobs asked for by claims not yet answered, so that the claims side by side never
+  // ask for more than the batch between them.
+  let asking = 0;
+  let exhausted = false;
+
+  const claimInTurn = async () => {
+    while (!exhausted && summary.read + asking < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
+      const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
+      asking += asked;
+      const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
+        select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})
+      `.catch((error) => {
+        asking -= asked;
+        throw error;
       });
+      asking -= asked;
+      summary.read += claimed.length;
+      // Fewer than asked: the queue has nothing more to give now.
+      if (claimed.length < asked) exhausted = true;
+      if (claimed.length === 0) break;
+      const jobs = claimed.map((row) => ({ msgId: row.msg_id, readCount: row.read_ct, message: row.message }));
+      try {
+        for (const outcome of await processClaim(deps, jobs)) summary[outcome]++;
+      } catch (error) {
+        // Nothing of the claim was recorded; its jobs come back when their timeout ends.
+        deps.logger.error(`notification jobs errored; they will be tried again: ${String(error)}`, {
+          msgIds: jobs.map((job) => job.msgId),
+        });
+      }
     }
-    // Fewer than asked: the queue has nothing more to give now.
-    if (claimed.length < asked) break;
-  }
+  };
+
+  await Promise.all(Array.from({ length: Math.max(1, settings.claimsInFlight) }, claimInTurn));
   return summary;
 }
 

@@ -213,10 +213,10 @@ Deno.test("a batch that takes longer than its visibility timeout: the next run d
     for (let i = 0; i < 6; i++) stays.push(await checkedIn(t.ownerClient));
     // Each send takes 0.7 s: less than the one-second visibility timeout, as the worker's
     // settings ask ("longer than one job can take"). Claims of two are sent side by side,
-    // so each claim takes 0.7 s, but the run's three claims take 2.1 s.
+    // so each claim takes 0.7 s, but the run's three claims, one at a time, take 2.1 s.
     await mail.script(...stays.map(() => ({ status: 202, delayMs: 700 })));
 
-    const slow = runWorkerInProcess({ settings: { visibilityTimeoutSeconds: 1, claimSize: 2 } });
+    const slow = runWorkerInProcess({ settings: { visibilityTimeoutSeconds: 1, claimSize: 2, claimsInFlight: 1 } });
     await sleep(1300);
     // The scheduler's next run, while the slow one is still at work.
     const next = await runWorker();
@@ -309,6 +309,21 @@ Deno.test("the worker refuses every caller without the service credential (401) 
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "with the key, it runs");
   }));
 
+Deno.test("claims in flight side by side: a run takes two claims at once, and each job is sent once", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("in-flight");
+    const stays = [];
+    for (let i = 0; i < 4; i++) stays.push(await checkedIn(t.ownerClient));
+    // Sends of 300 ms and a budget of 100 ms: one claim at a time would take two jobs
+    // (as the test below shows); two in flight take both claims before the budget ends.
+    await mail.script(...stays.map(() => ({ status: 202, delayMs: 300 })));
+    const { run } = await runWorkerInProcess({ settings: { claimSize: 2, claimsInFlight: 2, runBudgetMs: 100 } });
+    assert.deepEqual({ read: run.read, sent: run.sent }, { read: 4, sent: 4 }, JSON.stringify(run));
+    const delivered = (await mail.messages()).map((m) => partsOf(m.body).customArgs.notification_id).sort();
+    assert.deepEqual(delivered, stays.map(({ pending }) => pending.id).sort(), "each once");
+  }));
+
 Deno.test("a run drains claim after claim until the queue is empty, and claims nothing more once its time budget is spent", () =>
   withFixture(async ({ sql, tenant }) => {
     await drainQueue(sql);
@@ -316,15 +331,15 @@ Deno.test("a run drains claim after claim until the queue is empty, and claims n
     const stays = [];
     for (let i = 0; i < 5; i++) stays.push(await checkedIn(t.ownerClient));
 
-    // Claims of two: one run takes all five in three claims.
-    const { run: drained } = await runWorkerInProcess({ settings: { claimSize: 2 } });
+    // Claims of two, one at a time: one run takes all five in three claims.
+    const { run: drained } = await runWorkerInProcess({ settings: { claimSize: 2, claimsInFlight: 1 } });
     assert.deepEqual({ read: drained.read, sent: drained.sent }, { read: 5, sent: 5 }, JSON.stringify(drained));
 
     // Each send takes 300 ms and the budget is 100 ms: the first claim is worked, no second is taken.
     const more = [];
     for (let i = 0; i < 4; i++) more.push(await checkedIn(t.ownerClient));
     await mail.script(...more.map(() => ({ status: 202, delayMs: 300 })));
-    const { run: budgeted } = await runWorkerInProcess({ settings: { claimSize: 2, runBudgetMs: 100 } });
+    const { run: budgeted } = await runWorkerInProcess({ settings: { claimSize: 2, claimsInFlight: 1, runBudgetMs: 100 } });
     assert.deepEqual({ read: budgeted.read, sent: budgeted.sent }, { read: 2, sent: 2 }, JSON.stringify(budgeted));
     const rest = await runWorker();
     assert.deepEqual({ read: rest.read, sent: rest.sent }, { read: 2, sent: 2 }, JSON.stringify(rest));
