@@ -77,30 +77,6 @@ export async function apiReads(context: ReadContext, tenant: number): Promise<Re
   return results;
 }
 
-// The bare function through the same gateway, with the same headers and a body of
-// each route's size.
-export async function httpCeiling(context: ReadContext, bodyBytes: Record<ReadRoute, number>, tenant: number) {
-  const results = { list: [] as LoadResult[], get: [] as LoadResult[] };
-  for (const route of ["list", "get"] as const) {
-    const path = `${CEILING_PATH}?bytes=${bodyBytes[route]}`;
-    const check = await fetch(`${context.origin}${path}`);
-    assert.equal(check.status, 200, "the bench-ceiling function answers");
-    assert.equal((await check.arrayBuffer()).byteLength, bodyBytes[route], "with a body of the route's size");
-    const point = {
-      origin: context.origin,
-      requestScript: `request = function() return wrk.format("GET", "${path}") end`,
-      headers: headersFor(context, tenant),
-    };
-    await runLoad({ ...point, connections: 8, seconds: WARM_UP_SECONDS });
-    for (const connections of CONCURRENCIES) {
-      const result = await runLoad({ ...point, connections, seconds: context.seconds });
-      context.log(`  HTTP ceiling (${bodyBytes[route]} bytes) c=${connections}: ${describe(result)}`);
-      results[route].push(result);
-    }
-  }
-  return results;
-}
-
 // pgbench's variables for the bench owner in `tenant`, checked once with the request
 // scope's statement: an active session, an owner's membership, the tenant's rows.
 async function sqlVariables(context: ReadContext, tenant: number): Promise<Record<string, string>> {
@@ -125,16 +101,54 @@ async function sqlVariables(context: ReadContext, tenant: number): Promise<Recor
   return variables;
 }
 
-export async function sqlCeiling(context: ReadContext, tenant: number): Promise<Record<ReadRoute, SqlLoadResult[]>> {
+export type ReadsWithCeilings = {
+  api: Record<ReadRoute, LoadResult[]>;
+  sql: Record<ReadRoute, SqlLoadResult[]>;
+  http: Record<ReadRoute, LoadResult[]>;
+};
+
+// The API's read routes and both ceilings, point by point: at each concurrency the API,
+// then the same SQL with pgbench, then the bare function through the same gateway
+// (with the same headers and a body of the route's size), one after the other, so that
+// a ratio compares numbers taken seconds apart, not minutes, on a machine whose speed
+// wanders.
+export async function readsWithCeilings(
+  context: ReadContext,
+  bodyBytes: Record<ReadRoute, number>,
+  tenant: number,
+): Promise<ReadsWithCeilings> {
   const variables = await sqlVariables(context, tenant);
-  const results = { list: [] as SqlLoadResult[], get: [] as SqlLoadResult[] };
+  const results: ReadsWithCeilings = {
+    api: { list: [], get: [] },
+    sql: { list: [], get: [] },
+    http: { list: [], get: [] },
+  };
   for (const route of ["list", "get"] as const) {
-    const point = { db: context.db, scriptFile: readRoutes[route].pgbenchScript.pathname, variables };
-    await runSqlLoad({ ...point, clients: 8, seconds: WARM_UP_SECONDS });
-    for (const clients of CONCURRENCIES) {
-      const result = await runSqlLoad({ ...point, clients, seconds: context.seconds });
-      context.log(`  SQL ceiling ${readRoutes[route].label} c=${clients}: ${result.transactionsPerSecond.toFixed(0)} tx/s, mean ${result.meanMs.toFixed(2)} ms, errors ${result.errors}`);
-      results[route].push(result);
+    const { label } = readRoutes[route];
+    const api = { origin: context.origin, requestScript: readRoutes[route].lua(tenant), headers: headersFor(context, tenant) };
+    const sql = { db: context.db, scriptFile: readRoutes[route].pgbenchScript.pathname, variables };
+    const ceilingPath = `${CEILING_PATH}?bytes=${bodyBytes[route]}`;
+    const check = await fetch(`${context.origin}${ceilingPath}`);
+    assert.equal(check.status, 200, "the bench-ceiling function answers");
+    assert.equal((await check.arrayBuffer()).byteLength, bodyBytes[route], "with a body of the route's size");
+    const http = {
+      origin: context.origin,
+      requestScript: `request = function() return wrk.format("GET", "${ceilingPath}") end`,
+      headers: headersFor(context, tenant),
+    };
+    await runLoad({ ...api, connections: 8, seconds: WARM_UP_SECONDS });
+    await runSqlLoad({ ...sql, clients: 8, seconds: WARM_UP_SECONDS });
+    await runLoad({ ...http, connections: 8, seconds: WARM_UP_SECONDS });
+    for (const connections of CONCURRENCIES) {
+      const apiResult = await runLoad({ ...api, connections, seconds: context.seconds });
+      context.log(`  ${label} c=${connections}: ${describe(apiResult)}`);
+      const sqlResult = await runSqlLoad({ ...sql, clients: connections, seconds: context.seconds });
+      context.log(`  SQL ceiling ${label} c=${connections}: ${sqlResult.transactionsPerSecond.toFixed(0)} tx/s, mean ${sqlResult.meanMs.toFixed(2)} ms, errors ${sqlResult.errors}`);
+      const httpResult = await runLoad({ ...http, connections, seconds: context.seconds });
+      context.log(`  HTTP ceiling (${bodyBytes[route]} bytes) c=${connections}: ${describe(httpResult)}`);
+      results.api[route].push(apiResult);
+      results.sql[route].push(sqlResult);
+      results.http[route].push(httpResult);
     }
   }
   return results;

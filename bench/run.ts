@@ -10,7 +10,7 @@ import { signHs256 } from "../local/jwt.ts";
 import { ownerClaims, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
-import { apiReads, checkReadRoutes, httpCeiling, sqlCeiling } from "./reads.ts";
+import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
 import { ensureTriggerEnabled, writes } from "./writes.ts";
 
 const SEED = new URL("./sql/seed.sql", import.meta.url);
@@ -89,11 +89,8 @@ try {
   log(`  seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
   const bodyBytes = await checkReadRoutes(readContext, READ_TENANT);
 
-  log("== 1. API reads: one tenant among 1,000");
-  const api = await apiReads(readContext, READ_TENANT);
-  log("== 2. ceilings: the same SQL with pgbench, a bare function through the gateway");
-  const sqlCeilings = await sqlCeiling(readContext, READ_TENANT);
-  const httpCeilings = await httpCeiling(readContext, bodyBytes, READ_TENANT);
+  log("== 1 and 2. API reads for one tenant among 1,000, each point beside its ceilings: the same SQL with pgbench, a bare function through the gateway");
+  const { api, sql: sqlCeilings, http: httpCeilings } = await readsWithCeilings(readContext, bodyBytes, READ_TENANT);
 
   log("== 3. writes");
   const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
