@@ -62,17 +62,24 @@ export async function checkReadRoutes(context: ReadContext, tenant: number): Pro
   return { list: encoder.encode(listText).length, get: encoder.encode(oneText).length };
 }
 
+// One read route of the API as wrk loads it, for one tenant.
+function apiPoint(context: ReadContext, route: ReadRoute, tenant: number) {
+  return { origin: context.origin, requestScript: readRoutes[route].lua(tenant), headers: headersFor(context, tenant) };
+}
+
+async function loadApi(context: ReadContext, route: ReadRoute, point: ReturnType<typeof apiPoint>, connections: number) {
+  const result = await runLoad({ ...point, connections, seconds: context.seconds });
+  context.log(`  ${readRoutes[route].label} c=${connections}: ${describe(result)}`);
+  return result;
+}
+
 // The API's read routes at every concurrency, for one tenant.
 export async function apiReads(context: ReadContext, tenant: number): Promise<Record<ReadRoute, LoadResult[]>> {
   const results = { list: [] as LoadResult[], get: [] as LoadResult[] };
   for (const route of ["list", "get"] as const) {
-    const point = { origin: context.origin, requestScript: readRoutes[route].lua(tenant), headers: headersFor(context, tenant) };
+    const point = apiPoint(context, route, tenant);
     await runLoad({ ...point, connections: 8, seconds: WARM_UP_SECONDS });
-    for (const connections of CONCURRENCIES) {
-      const result = await runLoad({ ...point, connections, seconds: context.seconds });
-      context.log(`  ${readRoutes[route].label} c=${connections}: ${describe(result)}`);
-      results[route].push(result);
-    }
+    for (const connections of CONCURRENCIES) results[route].push(await loadApi(context, route, point, connections));
   }
   return results;
 }
@@ -125,7 +132,7 @@ export async function readsWithCeilings(
   };
   for (const route of ["list", "get"] as const) {
     const { label } = readRoutes[route];
-    const api = { origin: context.origin, requestScript: readRoutes[route].lua(tenant), headers: headersFor(context, tenant) };
+    const api = apiPoint(context, route, tenant);
     const sql = { db: context.db, scriptFile: readRoutes[route].pgbenchScript.pathname, variables };
     const ceilingPath = `${CEILING_PATH}?bytes=${bodyBytes[route]}`;
     const check = await fetch(`${context.origin}${ceilingPath}`);
@@ -140,8 +147,7 @@ export async function readsWithCeilings(
     await runSqlLoad({ ...sql, clients: 8, seconds: WARM_UP_SECONDS });
     await runLoad({ ...http, connections: 8, seconds: WARM_UP_SECONDS });
     for (const connections of CONCURRENCIES) {
-      const apiResult = await runLoad({ ...api, connections, seconds: context.seconds });
-      context.log(`  ${label} c=${connections}: ${describe(apiResult)}`);
+      const apiResult = await loadApi(context, route, api, connections);
       const sqlResult = await runSqlLoad({ ...sql, clients: connections, seconds: context.seconds });
       context.log(`  SQL ceiling ${label} c=${connections}: ${sqlResult.transactionsPerSecond.toFixed(0)} tx/s, mean ${sqlResult.meanMs.toFixed(2)} ms, errors ${sqlResult.errors}`);
       const httpResult = await runLoad({ ...http, connections, seconds: context.seconds });

@@ -33,14 +33,16 @@ export function listReservations(db: Transaction<DB>, filter: ReservationFilter,
   return paginate(query, page);
 }
 
-// The API's most frequent read.
+// The API's most frequent read, and the same under lock for a conditional update.
 const reservationById = compileOnce((db, id: string) =>
   db.selectFrom("reservations").select(columns).where("id", "=", id).compile()
 );
+const reservationByIdForUpdate = compileOnce((db, id: string) =>
+  db.selectFrom("reservations").select(columns).where("id", "=", id).forUpdate().compile()
+);
 
 export async function findReservation(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  if (options.lock) return await db.selectFrom("reservations").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
-  const { rows: [row] } = await db.executeQuery(reservationById(id));
+  const { rows: [row] } = await db.executeQuery((options.lock ? reservationByIdForUpdate : reservationById)(id));
   return row;
 }
 
