@@ -127,7 +127,7 @@ export function markdown(report: Report): string {
   }
   lines.push(
     "",
-    "**Writes** (32 connections, random bench tenants)",
+    "**Writes** (32 connections, random bench tenants; check-ins ran with, without, without and with the trigger, each side's two runs taken together, their p50 and p99 the worse of the two)",
     "",
     "| route | req/s | p50 ms | p99 ms | errors |",
     "|---|--:|--:|--:|--:|",

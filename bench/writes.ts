@@ -1,6 +1,9 @@
 // Item 3: PATCH /v1/guests/{id} and POST /v1/reservations/{id}/check-in at 32
 // connections, and check-in again with the notification trigger disabled: the
-// trigger's cost is what it takes off check-in throughput.
+// trigger's cost is what it takes off check-in throughput. Check-ins run four times,
+// with, without, without and with the trigger, so that a machine growing busier or
+// quieter during the runs (a checkpoint, autovacuum, a neighbour) weighs on both sides
+// alike rather than on whichever ran second.
 import type postgres from "postgres";
 import { CONFIRMED_PER_TENANT, FIRST_CONFIRMED, GUESTS_PER_TENANT, LUA_IDS } from "./fixtures.ts";
 import { describe, V1_PATH } from "./reads.ts";
@@ -19,7 +22,30 @@ export type WriteContext = {
   log: (line: string) => void;
 };
 
-export type WriteResults = { patchGuest: LoadResult; checkIn: LoadResult; checkInWithoutTrigger: LoadResult };
+export type WriteResults = {
+  patchGuest: LoadResult;
+  // Each side's two runs taken together.
+  checkIn: LoadResult;
+  checkInWithoutTrigger: LoadResult;
+  // The four runs in the order they ran.
+  checkInRuns: { trigger: boolean; result: LoadResult }[];
+};
+
+// Two runs as one: their requests over their time; the worse of their percentiles.
+function combine(runs: LoadResult[]): LoadResult {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
+  return {
+    connections: Math.max(...runs.map((run) => run.connections)),
+    seconds,
+    requests,
+    requestsPerSecond: requests / seconds,
+    p50Ms: Math.max(...runs.map((run) => run.p50Ms)),
+    p99Ms: Math.max(...runs.map((run) => run.p99Ms)),
+    meanMs: requests === 0 ? 0 : runs.reduce((sum, run) => sum + run.meanMs * run.requests, 0) / requests,
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+  };
+}
 
 // A guest of a random bench tenant gets new notes.
 function patchGuestScript(tenants: WriteContext["tenants"]): string {
@@ -58,24 +84,25 @@ export async function writes(context: WriteContext): Promise<WriteResults> {
   const patchGuest = await runLoad({ ...base, connections, seconds: context.seconds, requestScript: patchGuestScript(context.tenants) });
   context.log(`  PATCH /v1/guests/{id} c=${connections}: ${describe(patchGuest)}`);
 
-  const checkIn = await runLoad({ ...base, connections, seconds: context.seconds, requestScript: checkInScript(context.tenants, 0) });
-  context.log(`  check-in c=${connections}: ${describe(checkIn)}`);
-
-  // Past every request of the first run, including any still in flight when wrk stopped.
-  const start = checkIn.requests + 2 * connections;
-  let checkInWithoutTrigger: LoadResult;
-  await context.sql`alter table public.reservations disable trigger ${context.sql(TRIGGER)}`;
-  try {
-    checkInWithoutTrigger = await runLoad({
-      ...base, connections, seconds: context.seconds, requestScript: checkInScript(context.tenants, start),
-    });
-  } finally {
-    await context.sql`alter table public.reservations enable trigger ${context.sql(TRIGGER)}`;
+  const checkInRuns: WriteResults["checkInRuns"] = [];
+  let start = 0;
+  for (const trigger of [true, false, false, true]) {
+    if (!trigger) await context.sql`alter table public.reservations disable trigger ${context.sql(TRIGGER)}`;
+    try {
+      const result = await runLoad({ ...base, connections, seconds: context.seconds, requestScript: checkInScript(context.tenants, start) });
+      checkInRuns.push({ trigger, result });
+      context.log(`  check-in ${trigger ? "with" : "without"} the trigger c=${connections}: ${describe(result)}`);
+      // Past every request of this run, including any still in flight when wrk stopped.
+      start += result.requests + 2 * connections;
+    } finally {
+      await context.sql`alter table public.reservations enable trigger ${context.sql(TRIGGER)}`;
+    }
   }
-  context.log(`  check-in without the trigger c=${connections}: ${describe(checkInWithoutTrigger)}`);
-  const used = start + checkInWithoutTrigger.requests;
-  if (used > available) throw new Error(`check-ins ran past the ${available} confirmed reservations: seed more tenants`);
-  return { patchGuest, checkIn, checkInWithoutTrigger };
+  if (start > available) throw new Error(`check-ins ran past the ${available} confirmed reservations: seed more tenants`);
+  const side = (trigger: boolean) => combine(checkInRuns.filter((run) => run.trigger === trigger).map((run) => run.result));
+  const checkIn = side(true);
+  const checkInWithoutTrigger = side(false);
+  return { patchGuest, checkIn, checkInWithoutTrigger, checkInRuns };
 }
 
 // A run stopped between disabling and enabling the trigger must not leave it off.
