@@ -17,11 +17,13 @@ const compiler = new Kysely<DB>({
 // module loads instead of on every request; each call binds its values in place.
 // `build` gets a stand-in for each value and may only bind them: a value that chose
 // a branch would choose it for every call.
-export function compileOnce<Values extends string[], Row>(
+// A value may be a list (an `= any($1)` parameter): its stand-in is a string all the
+// same, which `build` only binds and never looks into.
+export function compileOnce<Values extends (string | readonly string[])[], Row>(
   build: (db: Kysely<DB>, ...values: Values) => CompiledQuery<Row>,
 ): (...values: Values) => CompiledQuery<Row> {
   const standIns = Array.from({ length: build.length - 1 }, (_, at) => `\u0000value ${at}\u0000`);
-  const compiled = build(compiler, ...standIns as Values);
+  const compiled = build(compiler, ...standIns as unknown as Values);
   const slots = compiled.parameters.map((parameter) => standIns.indexOf(parameter as string));
   const unbound = standIns.filter((_, at) => !slots.includes(at));
   if (unbound.length > 0) throw new Error(`compileOnce: ${unbound.length} of the values are never bound`);

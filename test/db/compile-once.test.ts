@@ -45,3 +45,19 @@ Deno.test("a value the query never binds is refused when the query is compiled",
     /1 of the values are never bound/,
   );
 });
+
+Deno.test("a list value is bound whole, as one array parameter", async () => {
+  const byIds = compileOnce((db, ids: readonly string[]) =>
+    db.selectFrom("properties").select("id").where(sql<boolean>`id = any(${ids}::uuid[])`).compile()
+  );
+  const ids = ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"];
+  const compiled = byIds(ids);
+  assert.deepEqual(compiled.parameters, [ids]);
+  const db = createDb(createPool(stack.dbUrl, { max: 1, generatedTypes: true }));
+  try {
+    // It runs as an array of uuids (no property has these ids).
+    assert.deepEqual((await db.executeQuery(compiled)).rows, []);
+  } finally {
+    await db.destroy();
+  }
+});

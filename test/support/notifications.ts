@@ -7,7 +7,6 @@ import { type Client, expectStatus, listPage, type Page, readOne } from "./api.t
 import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { stack } from "./stack.ts";
 import { type ScriptedResponse, sleep } from "../../local/capture.ts";
-import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
@@ -132,10 +131,8 @@ export async function runWorkerInProcess(change: {
   const logs: LogLine[] = [];
   const settings = stack.notifications;
   const sql = createPool(stack.dbUrl, { max: 2, applicationName: "notifications-test", generatedTypes: true });
-  const db = createDb(sql);
   try {
     const run = await runWorkerWith({
-      db,
       sql,
       adapters: {
         email: createSendGridAdapter({
@@ -164,7 +161,7 @@ export async function runWorkerInProcess(change: {
     });
     return { run, logs };
   } finally {
-    await db.destroy();
+    await sql.end();
   }
 }
 

@@ -1,4 +1,3 @@
-import { createDb } from "../../../src/db/database.ts";
 import { createPool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
@@ -11,7 +10,6 @@ const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ??
 const now = () => Date.now();
 
 const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true });
-const db = createDb(sql);
 
 const adapters = {
   email: createSendGridAdapter({
@@ -42,5 +40,5 @@ const settings = {
 
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
-  run: () => runWorker({ db, sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
+  run: () => runWorker({ sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
 }));
