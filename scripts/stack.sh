@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
-# local pgmq), Supabase Auth built from its Go module, the Edge Functions under
+# local pgmq), Supabase Auth built from its upstream source, the Edge Functions under
 # Deno behind an nginx gateway on :54321, and the SendGrid and SMS capture servers. The
 # ports follow PMS_PORT_BASE (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
@@ -32,9 +32,16 @@ NOTIFICATIONS_FROM_NAME="PMS local"
 NOTIFICATIONS_RETRY_BASE_SECONDS=1
 NOTIFICATIONS_RETRY_MAX_SECONDS=30
 WORKER_EVERY_SECONDS=10
-AUTH_MODULE="github.com/supabase/auth"
-AUTH_COMMIT="0204331ca41a5b49f076b6fa3dc6c0d20b996590"
-AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_COMMIT"
+# Supabase Auth: the upstream source of one release, built with Go. The source is the
+# release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
+# hand, else a git checkout of the same commit. The binary is cached by that checksum.
+AUTH_VERSION=v2.196.0
+AUTH_COMMIT=0204331ca41a5b49f076b6fa3dc6c0d20b996590
+AUTH_ARCHIVE_SHA256=47b76d1b52edb0a9c45b8f0885156864b08e43f2c8ff949047cb93c456955ab2
+AUTH_SOURCE_ARCHIVE=${AUTH_SOURCE_ARCHIVE:-$ROOT/../shared/vendor/supabase-auth-${AUTH_VERSION#v}.tar.gz}
+AUTH_GIT_URL=https://github.com/supabase/auth
+AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_ARCHIVE_SHA256"
+AUTH_BIN="$AUTH_CACHE/auth"
 DENO="$ROOT/node_modules/.bin/deno"
 SUPABASE_CLI="$ROOT/node_modules/.bin/supabase"
 
@@ -42,8 +49,23 @@ say() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
-# Postgres refuses to run as root, so as root the cluster belongs to the postgres user.
-as_pg() { if is_root; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# Postgres refuses to run as root, so as root the cluster belongs to the postgres user,
+# who runs from / because the checkout may be closed to it.
+as_pg() { if is_root; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
+
+# The cluster's files live in .stack, unless the cluster's user cannot reach it (a
+# checkout inside a folder closed to others, as root): then in /var/lib, one folder
+# per checkout.
+cluster_home() {
+  mkdir -p "$STATE"
+  if is_root && ! runuser -u postgres -- test -x "$STATE" 2>/dev/null; then
+    echo "/var/lib/pms-stack/$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
+  else
+    echo "$STATE"
+  fi
+}
+PG_HOME=$(cluster_home)
+PGDATA_DIR="$PG_HOME/pgdata"
 
 psql_admin() { PGPASSWORD=postgres PGOPTIONS='-c client_min_messages=warning' "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$DB_PORT" -U postgres -d postgres "$@"; }
 
@@ -119,34 +141,22 @@ ensure_pgmq_extension() {
   done
 }
 
-# Where the postgres user cannot reach the work tree (a home folder closed to
-# others), the data lives in /var/lib and .stack/pgdata points to it.
-prepare_data_dir() {
-  local data="$STATE/pgdata"
-  [ -e "$data" ] && return
-  if is_root && ! runuser -u postgres -- test -x "$STATE"; then
-    local outside
-    outside="/var/lib/pms-stack/$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
-    mkdir -p "$outside"; chown postgres: "$outside"; chmod 700 "$outside"
-    ln -s "$outside" "$data"
-  else
-    mkdir -p "$data"
-    is_root && chown postgres: "$data"
-    chmod 700 "$data"
-  fi
-}
-
 socket_dir() {
   if is_root; then echo /var/run/postgresql; else echo "$STATE/socket"; fi
 }
 
 ensure_cluster() {
-  local data="$STATE/pgdata" sock
+  local data="$PGDATA_DIR" log="$LOGS/postgres.log" sock
   sock=$(socket_dir)
   mkdir -p "$sock"; is_root && chown postgres: "$sock"
+  if [ "$PG_HOME" != "$STATE" ]; then
+    log="$PG_HOME/postgres.log"
+    mkdir -p "$PG_HOME"; chmod 700 "$PG_HOME"; chown postgres: "$PG_HOME"
+  fi
   if [ ! -f "$data/PG_VERSION" ]; then
-    prepare_data_dir
-    say "creating the Postgres $PG_MAJOR cluster"
+    mkdir -p "$data"; chmod 700 "$data"
+    is_root && chown postgres: "$data"
+    say "creating the Postgres $PG_MAJOR cluster in $data"
     local pwfile; pwfile=$(mktemp); echo postgres > "$pwfile"; chmod 644 "$pwfile"
     as_pg "$PGBIN/initdb" -D "$data" -U postgres --pwfile="$pwfile" --auth-local=trust \
       --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$LOGS/initdb.log"
@@ -164,12 +174,13 @@ fsync = on
 log_min_messages = warning
 EOF
   fi
-  touch "$LOGS/postgres.log"; is_root && chown postgres: "$LOGS/postgres.log"
+  touch "$log"; is_root && chown postgres: "$log"
+  [ "$log" = "$LOGS/postgres.log" ] || ln -sfn "$log" "$LOGS/postgres.log"
   if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     say "starting Postgres on 127.0.0.1:$DB_PORT"
     # The port on the command line wins over the one written at initdb, so a cluster
     # follows PMS_PORT_BASE when it changes between runs.
-    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$LOGS/postgres.log" -o "-p $DB_PORT" -w -t 60 start >/dev/null
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "-p $DB_PORT" -w -t 60 start >/dev/null
   fi
   psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null
 }
@@ -178,19 +189,21 @@ EOF
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL AUTH_URL MAIL_URL SMS_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
 
-# An HS256 secret per stack and the anon and service_role keys signed with it, kept
-# for the stack's life; the settings after them are rewritten on every `up`, so a
-# running stack's file follows this script. Values are single-quoted for `.`.
+# The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
+# API keys signed with it, and Auth's ES256 signing key), kept for the stack's life; the
+# settings after them are rewritten on every `up`, so a running stack's file follows
+# this script. Values are single-quoted for `.`.
+STACK_KEYS='^(JWT_SECRET|ANON_KEY|SERVICE_ROLE_KEY|AUTH_JWT_KEYS)='
 ensure_keys() {
   local keys
-  if [ -f "$ENV_FILE" ]; then
-    keys=$(grep -E '^(JWT_SECRET|ANON_KEY|SERVICE_ROLE_KEY)=' "$ENV_FILE")
+  if [ -f "$ENV_FILE" ] && [ "$(grep -cE "$STACK_KEYS" "$ENV_FILE")" -eq 4 ]; then
+    keys=$(grep -E "$STACK_KEYS" "$ENV_FILE")
   else
-    say "generating the stack's JWT secret and API keys"
+    say "generating the stack's JWT secret, API keys and Auth's signing key"
     keys=$("$DENO" run --quiet --no-config "$ROOT/local/keys.ts")
   fi
   local name
@@ -204,49 +217,105 @@ ensure_keys() {
 
 load_keys() { set -a; . "$ENV_FILE"; set +a; }
 
-# Supabase Auth is built from its Go module; the module's go.mod carries a replace
-# directive, so it is downloaded with the go command and built inside a copy.
+# Builds Supabase Auth from its upstream source into the cache, with Auth's own
+# migrations beside the binary (Auth runs them at start). The source is verified first.
 build_auth() {
-  [ -x "$AUTH_CACHE/auth" ] && return 0
-  command -v go >/dev/null || { echo "go is not installed" > "$STATE/auth.unavailable"; return 1; }
-  say "building Supabase Auth from $AUTH_MODULE@$AUTH_COMMIT (first run only)"
-  local dir
-  if ! dir=$(go mod download -json "$AUTH_MODULE@$AUTH_COMMIT" 2>"$LOGS/auth-build.log" \
-      | "$DENO" eval --quiet 'const m = JSON.parse(await new Response(Deno.stdin.readable).text()); if (m.Error) { console.error(m.Error); Deno.exit(1) } console.log(m.Dir)' \
-      2>>"$LOGS/auth-build.log"); then
-    cp "$LOGS/auth-build.log" "$STATE/auth.unavailable"
-    return 1
+  [ -x "$AUTH_BIN" ] && [ -d "$AUTH_CACHE/migrations" ] && return 0
+  command -v go >/dev/null || die "Go is needed to build Supabase Auth $AUTH_VERSION (Debian: golang-go)"
+  local build="$STATE/build" src origin
+  rm -rf "$build"; mkdir -p "$build"
+  if [ -f "$AUTH_SOURCE_ARCHIVE" ]; then
+    echo "$AUTH_ARCHIVE_SHA256  $AUTH_SOURCE_ARCHIVE" | sha256sum --check --status \
+      || die "$AUTH_SOURCE_ARCHIVE does not have the sha256 $AUTH_ARCHIVE_SHA256 of Supabase Auth $AUTH_VERSION"
+    tar -xzf "$AUTH_SOURCE_ARCHIVE" -C "$build"
+    src="$build/supabase-auth-${AUTH_VERSION#v}"
+    origin="the release archive $(basename "$AUTH_SOURCE_ARCHIVE") (sha256 $AUTH_ARCHIVE_SHA256)"
+  else
+    say "no release archive at $AUTH_SOURCE_ARCHIVE: cloning $AUTH_GIT_URL"
+    src="$build/auth"
+    git clone --quiet "$AUTH_GIT_URL" "$src" >"$LOGS/auth-build.log" 2>&1 \
+      && git -C "$src" -c advice.detachedHead=false checkout --quiet "$AUTH_COMMIT" >>"$LOGS/auth-build.log" 2>&1 \
+      || { cat "$LOGS/auth-build.log" >&2; die "could not get Supabase Auth's source at $AUTH_COMMIT"; }
+    origin="a git checkout of $AUTH_GIT_URL at $AUTH_COMMIT"
   fi
-  local src="$STATE/build/auth-src"
-  rm -rf "$src"; mkdir -p "$STATE/build" "$AUTH_CACHE"
-  cp -r "$dir" "$src"; chmod -R u+w "$src"
-  (cd "$src" && CGO_ENABLED=0 go build -o "$AUTH_CACHE/auth.tmp" .) >>"$LOGS/auth-build.log" 2>&1 \
-    || { cp "$LOGS/auth-build.log" "$STATE/auth.unavailable"; return 1; }
-  mv "$AUTH_CACHE/auth.tmp" "$AUTH_CACHE/auth"
+  [ -d "$src/migrations" ] || die "the Supabase Auth source at $src has no migrations folder"
+  say "building Supabase Auth $AUTH_VERSION from $origin (first run only, about two minutes)"
+  mkdir -p "$AUTH_CACHE"
+  (cd "$src" && CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/supabase/auth/internal/utilities.Version=$AUTH_VERSION" \
+    -o "$AUTH_CACHE/auth.tmp" .) >>"$LOGS/auth-build.log" 2>&1 \
+    || { tail -n 30 "$LOGS/auth-build.log" >&2; die "building Supabase Auth failed (log: $LOGS/auth-build.log)"; }
+  rm -rf "$AUTH_CACHE/migrations"; cp -r "$src/migrations" "$AUTH_CACHE/migrations"
+  echo "$origin" > "$AUTH_CACHE/source"
+  mv "$AUTH_CACHE/auth.tmp" "$AUTH_BIN"
+  rm -rf "$build"
+}
+
+# Auth's environment, written to .stack/auth.env: the stack's URLs, database and keys,
+# and the settings from supabase/config.toml's [auth] section (local/auth/settings.ts).
+# The tests start Auth processes of their own from the same file.
+write_auth_env() {
+  local settings
+  settings=$("$DENO" run --quiet --config "$ROOT/deno.json" --allow-read="$ROOT/supabase/config.toml" \
+    "$ROOT/local/auth/settings.ts" --config "$ROOT/supabase/config.toml") || die "reading supabase/config.toml's [auth] failed"
+  {
+    printf "%s='%s'\n" \
+      GOTRUE_API_HOST 127.0.0.1 \
+      PORT "$AUTH_PORT" \
+      API_EXTERNAL_URL "$API_URL/auth/v1" \
+      GOTRUE_DB_DRIVER postgres \
+      GOTRUE_DB_DATABASE_URL "postgresql://supabase_auth_admin:postgres@127.0.0.1:$DB_PORT/postgres" \
+      GOTRUE_DB_MIGRATIONS_PATH "$AUTH_CACHE/migrations" \
+      GOTRUE_JWT_SECRET "$JWT_SECRET" \
+      GOTRUE_JWT_KEYS "$AUTH_JWT_KEYS" \
+      GOTRUE_JWT_ISSUER "$API_URL/auth/v1" \
+      GOTRUE_JWT_AUD authenticated \
+      GOTRUE_JWT_DEFAULT_GROUP_NAME authenticated \
+      GOTRUE_JWT_ADMIN_ROLES service_role \
+      GOTRUE_LOG_LEVEL warn
+    printf '%s\n' "$settings"
+  } > "$STATE/auth.env.tmp"
+  chmod 600 "$STATE/auth.env.tmp"
+  if ! cmp -s "$STATE/auth.env.tmp" "$STATE/auth.env"; then
+    mv "$STATE/auth.env.tmp" "$STATE/auth.env"
+    stop_process auth
+  else
+    rm -f "$STATE/auth.env.tmp"
+  fi
 }
 
 ensure_auth() {
-  rm -f "$STATE/auth.unavailable"
+  build_auth
+  write_auth_env
   pid_alive auth && return
-  if ! build_auth; then
-    say "Supabase Auth is unavailable, auth routes will answer 503: $(head -c 300 "$STATE/auth.unavailable")"
-    return
-  fi
-  say "starting Supabase Auth on 127.0.0.1:$AUTH_PORT"
-  start_process auth \
-    GOTRUE_API_HOST=127.0.0.1 PORT="$AUTH_PORT" \
-    API_EXTERNAL_URL="$API_URL/auth/v1" \
-    GOTRUE_SITE_URL="http://127.0.0.1:3000" \
-    GOTRUE_DB_DRIVER=postgres \
-    GOTRUE_DB_DATABASE_URL="postgresql://supabase_auth_admin:postgres@127.0.0.1:$DB_PORT/postgres" \
-    GOTRUE_JWT_SECRET="$JWT_SECRET" GOTRUE_JWT_EXP=3600 GOTRUE_JWT_AUD=authenticated \
-    GOTRUE_JWT_DEFAULT_GROUP_NAME=authenticated GOTRUE_JWT_ADMIN_ROLES=service_role \
-    GOTRUE_DISABLE_SIGNUP=false GOTRUE_EXTERNAL_EMAIL_ENABLED=true \
-    GOTRUE_MAILER_AUTOCONFIRM=true GOTRUE_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED=true \
-    GOTRUE_RATE_LIMIT_TOKEN_REFRESH=100000 GOTRUE_RATE_LIMIT_VERIFY=100000 \
-    GOTRUE_LOG_LEVEL=warn \
-    -- "$AUTH_CACHE/auth"
-  wait_for_http auth "$AUTH_URL/health" 60
+  say "starting Supabase Auth $AUTH_VERSION on 127.0.0.1:$AUTH_PORT"
+  local envs=()
+  mapfile -t envs < <(set -a; . "$STATE/auth.env"; set +a; sed -nE 's/^([A-Z_]+)=.*/\1/p' "$STATE/auth.env" \
+    | while read -r name; do printf '%s=%s\n' "$name" "${!name}"; done)
+  start_process auth "${envs[@]}" -- "$AUTH_BIN"
+  wait_for_http auth "$AUTH_URL/health" 120
+}
+
+# The demo tenant's people, made through Auth's admin API as any user is (an existing
+# one is left as it is); supabase/seed.sql then gives them their places in the tenant.
+DEMO_PASSWORD=demo-password-1
+DEMO_USERS=(
+  "d0000000-0000-4000-8000-000000000001 owner@demo.test Olivia Owner"
+  "d0000000-0000-4000-8000-000000000002 staff@demo.test Sam Staff"
+)
+create_demo_users() {
+  local entry id email name status
+  for entry in "${DEMO_USERS[@]}"; do
+    read -r id email name <<<"$entry"
+    status=$(curl -sS -o "$LOGS/demo-user.json" -w '%{http_code}' -X POST "$AUTH_URL/admin/users" \
+      -H "authorization: Bearer $SERVICE_ROLE_KEY" -H "apikey: $SERVICE_ROLE_KEY" -H 'content-type: application/json' \
+      -d "{\"id\":\"$id\",\"email\":\"$email\",\"password\":\"$DEMO_PASSWORD\",\"email_confirm\":true,\"user_metadata\":{\"full_name\":\"$name\"}}")
+    case "$status" in
+      200 | 201) ;;
+      422) grep -q '"email_exists"' "$LOGS/demo-user.json" || die "Auth refused the demo user $email: $(cat "$LOGS/demo-user.json")" ;;
+      *) die "Auth answered $status for the demo user $email: $(cat "$LOGS/demo-user.json")" ;;
+    esac
+  done
 }
 
 migrate() {
@@ -254,7 +323,8 @@ migrate() {
   (cd "$ROOT" && "$SUPABASE_CLI" db push --db-url "$DB_URL" --include-all --yes) \
     >"$LOGS/migrations.log" 2>&1 || { cat "$LOGS/migrations.log" >&2; die "migrations failed"; }
   if [ ! -f "$STATE/seeded" ]; then
-    say "loading supabase/seed.sql"
+    say "creating the demo users through Auth and loading supabase/seed.sql"
+    create_demo_users
     psql_admin -f "$ROOT/supabase/seed.sql" >/dev/null
     touch "$STATE/seeded"
   fi
@@ -355,8 +425,21 @@ stop_http_processes() {
 
 print_status() {
   load_keys
-  local auth_state="running"
-  [ -f "$STATE/auth.unavailable" ] && auth_state="unavailable (see $STATE/auth.unavailable)"
+  local auth_state="not running" auth_settings="" version
+  if pid_alive auth && curl -fsS -o /dev/null "$AUTH_URL/health" 2>/dev/null; then
+    version=$("$AUTH_BIN" version 2>/dev/null | grep -oE '^v[0-9][^ {]*' || echo unknown)
+    auth_state="running $version, built from $(cat "$AUTH_CACHE/source" 2>/dev/null || echo 'an unknown source')"
+  fi
+  if [ -f "$STATE/auth.env" ]; then
+    auth_settings=$(set -a; . "$STATE/auth.env"; set +a
+      printf '   Auth settings: sign-up %s, email confirmations %s, site URL %s\n' \
+        "$([ "$GOTRUE_DISABLE_SIGNUP" = true ] && echo off || echo on)" \
+        "$([ "$GOTRUE_MAILER_AUTOCONFIRM" = true ] && echo off || echo on)" "$GOTRUE_SITE_URL"
+      printf '                  JWT expiry %ss, refresh token rotation %s (reuse interval %ss)\n' \
+        "$GOTRUE_JWT_EXP" "$([ "$GOTRUE_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED" = true ] && echo on || echo off)" \
+        "$GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL"
+      printf '                  access tokens signed with ES256, keys at %s/auth/v1/.well-known/jwks.json\n' "$API_URL")
+  fi
   cat <<EOF
 
          API URL: $API_URL
@@ -364,6 +447,7 @@ print_status() {
          API v1:  $API_URL/functions/v1/api/v1
           DB URL: $DB_URL
             Auth: $auth_state
+$auth_settings
 Mail capture URL: $MAIL_URL
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
       JWT secret: $JWT_SECRET
@@ -390,17 +474,15 @@ up() {
 stop() {
   [ -d "$RUN" ] && stop_http_processes
   stop_process auth
-  if [ -f "$STATE/pgdata/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$STATE/pgdata" status >/dev/null 2>&1; then
-    as_pg "$PGBIN/pg_ctl" -D "$STATE/pgdata" -m fast -w stop >/dev/null
+  if [ -f "$PGDATA_DIR/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1; then
+    as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null
   fi
   say "stopped"
 }
 
 reset() {
   stop
-  local data="$STATE/pgdata"
-  if [ -L "$data" ]; then rm -rf "$(readlink "$data")"; fi
-  rm -rf "$data" "$ENV_FILE" "$STATE/seeded" "$RUN"
+  rm -rf "$PGDATA_DIR" "$ENV_FILE" "$STATE/auth.env" "$STATE/seeded" "$RUN"
   up
 }
 

@@ -1,28 +1,26 @@
 -- Demo data for a fresh local stack (`npm run stack:reset`, `supabase db reset`):
 -- one tenant with an owner and a staff member, a property, its units and rate
 -- plans, guests, and reservations at each stage of their lifecycle around today.
--- Local passwords only; the ids are fixed so the data can be referred to.
+-- The ids are fixed so the data can be referred to.
+--
+-- The two people are Supabase Auth users (owner@demo.test and staff@demo.test, ids
+-- d0000000-...-01 and -02): scripts/stack.sh creates them through Auth's admin API
+-- before loading this file. Where they do not exist yet (a `supabase db reset`), the
+-- tenant and its data still load, without members; create the users and load this
+-- file again to give them their places (it changes nothing that is already there).
 begin;
-
-insert into auth.users (instance_id, id, aud, role, email, encrypted_password, confirmed_at,
-                        raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
-values
-  ('00000000-0000-0000-0000-000000000000', 'd0000000-0000-4000-8000-000000000001', 'authenticated', 'authenticated',
-   'owner@demo.test', extensions.crypt('demo-password', extensions.gen_salt('bf')), now(),
-   '{"provider": "email", "providers": ["email"]}', '{"full_name": "Olivia Owner"}', now(), now()),
-  ('00000000-0000-0000-0000-000000000000', 'd0000000-0000-4000-8000-000000000002', 'authenticated', 'authenticated',
-   'staff@demo.test', extensions.crypt('demo-password', extensions.gen_salt('bf')), now(),
-   '{"provider": "email", "providers": ["email"]}', '{"full_name": "Sam Staff"}', now(), now())
-on conflict (id) do nothing;
 
 insert into public.tenants (id, name, sender_email, sender_name, payment_page_base_url, created_by)
 values ('d1000000-0000-4000-8000-000000000001', 'Harbour View Hotels', 'stay@harbourview.example', 'Harbour View',
-        'https://pay.harbourview.example/p', 'd0000000-0000-4000-8000-000000000001')
+        'https://pay.harbourview.example/p',
+        (select id from auth.users where id = 'd0000000-0000-4000-8000-000000000001'))
 on conflict (id) do nothing;
 
 insert into public.tenant_memberships (tenant_id, user_id, role)
-values ('d1000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000001', 'owner'),
-       ('d1000000-0000-4000-8000-000000000001', 'd0000000-0000-4000-8000-000000000002', 'staff')
+select 'd1000000-0000-4000-8000-000000000001', member.user_id, member.role::public.tenant_role
+from (values ('d0000000-0000-4000-8000-000000000001'::uuid, 'owner'),
+             ('d0000000-0000-4000-8000-000000000002'::uuid, 'staff')) as member (user_id, role)
+where exists (select from auth.users u where u.id = member.user_id)
 on conflict do nothing;
 
 -- Everything below belongs to the demo tenant, as a request in its context would.
@@ -85,7 +83,10 @@ on conflict do nothing;
 
 insert into public.tasks (id, property_id, unit_id, type, title, priority, assignee_id, due_at)
 values ('da000000-0000-4000-8000-000000000001', 'd2000000-0000-4000-8000-000000000001', 'd3000000-0000-4000-8000-000000000004',
-        'maintenance', 'Replace the shower head in the Loft', 'high', 'd0000000-0000-4000-8000-000000000002', now() + interval '1 day')
+        'maintenance', 'Replace the shower head in the Loft', 'high',
+        (select user_id from public.tenant_memberships
+         where tenant_id = 'd1000000-0000-4000-8000-000000000001' and user_id = 'd0000000-0000-4000-8000-000000000002'),
+        now() + interval '1 day')
 on conflict do nothing;
 
 commit;
