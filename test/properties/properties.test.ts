@@ -218,7 +218,7 @@ Deno.test("properties: 401 without a token and after the session ended, on every
       const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
       assert.match(problem.detail, /Authorization/);
     }
-    await endSession(sql, t.owner);
+    await endSession(t.owner);
     for (const [method, template, send] of calls) {
       const problem = await expectProblem(method, template, await send(t.ownerClient), 401, "unauthorized");
       assert.match(problem.detail, /session has ended/);

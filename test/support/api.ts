@@ -264,7 +264,7 @@ export async function withFixture(work: (fixture: Fixture) => Promise<void>): Pr
   const sql = adminSql();
   const cleanup = new Cleanup();
   const user = async (label: string) => {
-    const created = await createUser(sql, label);
+    const created = await createUser(label);
     cleanup.users.add(created.id);
     return created;
   };

@@ -1,42 +1,62 @@
-// Signed-in users for the API's tests. Supabase Auth cannot be built here (issue 2), so
-// a test creates what a sign-in leaves behind: the user in auth.users, a row in
-// auth.sessions, and an access token with Auth's claims signed with the stack's
-// secret. Everything after that is the real path: the gateway, the function, the
-// verifier, the session check and RLS.
+// Signed-in users for the API's tests, made the way a real user is: Supabase Auth's
+// admin API creates the account (as an operator would with the service_role key), and
+// a password sign-in at Auth gives the session whose access token the tests send.
 import postgres from "postgres";
-import { signHs256 } from "../../local/jwt.ts";
 import { stack } from "./stack.ts";
 
-export type TestUser = { id: string; email: string; sessionId: string; token: string };
+export type TestUser = {
+  id: string;
+  email: string;
+  password: string;
+  sessionId: string;
+  token: string;
+  refreshToken: string;
+};
 
 export function adminSql(): postgres.Sql {
   return postgres(stack.dbUrl, { max: 2, onnotice: () => {} });
 }
 
-export async function createUser(sql: postgres.Sql, label: string): Promise<TestUser> {
-  const id = crypto.randomUUID();
-  const sessionId = crypto.randomUUID();
-  const email = `${label}-${id.slice(0, 8)}@test.example`;
-  await sql`
-    insert into auth.users (instance_id, id, aud, role, email, encrypted_password, confirmed_at,
-                            raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
-    values ('00000000-0000-0000-0000-000000000000', ${id}, 'authenticated', 'authenticated', ${email}, '',
-            now(), '{"provider":"email"}', ${sql.json({ full_name: label })}, now(), now())`;
-  await sql`insert into auth.sessions (id, user_id) values (${sessionId}, ${id})`;
-  const issuedAt = Math.floor(Date.now() / 1000);
-  const token = await signHs256({
-    sub: id,
-    session_id: sessionId,
-    role: "authenticated",
-    aud: "authenticated",
-    email,
-    aal: "aal1",
-    iat: issuedAt,
-    exp: issuedAt + 3600,
-  }, stack.jwtSecret);
-  return { id, email, sessionId, token };
+const authUrl = `${stack.apiUrl}/auth/v1`;
+
+async function authCall(path: string, apiKey: string, body: unknown, bearer = apiKey): Promise<Record<string, unknown>> {
+  const response = await fetch(`${authUrl}${path}`, {
+    method: "POST",
+    headers: { apikey: apiKey, authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`Supabase Auth answered ${response.status} to POST ${path}: ${text}`);
+  return text ? JSON.parse(text) : {};
 }
 
-export async function endSession(sql: postgres.Sql, user: TestUser): Promise<void> {
-  await sql`delete from auth.sessions where id = ${user.sessionId}`;
+// The claims of a token Auth issued, read (not verified: the API under test does that).
+export function tokenClaims(token: string): Record<string, unknown> {
+  const payload = token.split(".")[1];
+  if (payload === undefined) throw new Error("not a JWT");
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))));
+}
+
+export async function signIn(email: string, password: string): Promise<{ token: string; refreshToken: string; sessionId: string }> {
+  const session = await authCall("/token?grant_type=password", stack.anonKey, { email, password });
+  const token = String(session.access_token);
+  return { token, refreshToken: String(session.refresh_token), sessionId: String(tokenClaims(token).session_id) };
+}
+
+export async function createUser(label: string): Promise<TestUser> {
+  const email = `${label}-${crypto.randomUUID().slice(0, 8)}@test.example`.toLowerCase();
+  // Letters and digits, as supabase/config.toml's password requirements ask.
+  const password = `pw-${crypto.randomUUID()}`;
+  const created = await authCall("/admin/users", stack.serviceRoleKey, {
+    email,
+    password,
+    email_confirm: true,
+    user_metadata: { full_name: label },
+  });
+  return { id: String(created.id), email, password, ...(await signIn(email, password)) };
+}
+
+// Signs the user's session out at Auth, which ends it at once for the API too.
+export async function endSession(user: TestUser): Promise<void> {
+  await authCall("/logout?scope=local", stack.anonKey, {}, user.token);
 }

@@ -48,7 +48,7 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
     const w = await world(fixture);
     // A manager of A: with a live session every one of these requests would be allowed.
     const ended = await fixture.memberOf(w.a, "admin", "ended");
-    await endSession(sql, ended);
+    await endSession(ended);
     const issuedAt = Math.floor(Date.now() / 1000);
     const forged = await signHs256({
       sub: w.a.owner.id, session_id: w.a.owner.sessionId, role: "authenticated", aud: "authenticated",

@@ -120,7 +120,7 @@ Deno.test("POST /v1/tenants: 401 without a token and after the session ended", (
     const problem = await expectProblem("POST", TENANTS, await client(null).post("/tenants", { name: "Nobody" }), 401, "unauthorized");
     assert.match(problem.detail, /Authorization/);
     const alice = await user("alice");
-    await endSession(sql, alice);
+    await endSession(alice);
     const ended = await client(alice).post("/tenants", { name: unique("Ended") });
     assert.match((await expectProblem("POST", TENANTS, ended, 401, "unauthorized")).detail, /session has ended/);
   }));
@@ -166,7 +166,7 @@ Deno.test("GET /v1/tenants: 401 without a token, with a malformed one, and after
     await expectProblem("GET", TENANTS, await client(null).get("/tenants", undefined, { authorization: "Bearer x.y" }), 401);
     const alice = await user("alice");
     await expectStatus("GET", TENANTS, await client(alice).get("/tenants"), 200);
-    await endSession(sql, alice);
+    await endSession(alice);
     await expectProblem("GET", TENANTS, await client(alice).get("/tenants"), 401, "unauthorized");
   }));
 
@@ -195,7 +195,7 @@ Deno.test("GET /v1/tenants/{tenantId}: 401 without a token and after the session
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("auth");
     await expectProblem("GET", TENANT, await client(null).get(`/tenants/${t.tenantId}`), 401, "unauthorized");
-    await endSession(sql, t.owner);
+    await endSession(t.owner);
     await expectProblem("GET", TENANT, await client(t.owner).get(`/tenants/${t.tenantId}`), 401, "unauthorized");
   }));
 
@@ -279,7 +279,7 @@ Deno.test("PATCH /v1/tenants/{tenantId}: 404 for a non-member, an unknown or mal
       "PATCH", TENANT, await client(t.owner).patch(`/tenants/${UNKNOWN_ID}`, { senderName: "x" }, { "if-match": '"x"' }), 404,
     );
     await expectProblem("PATCH", TENANT, await client(null).patch(`/tenants/${t.tenantId}`, { senderName: "x" }), 401);
-    await endSession(sql, t.owner);
+    await endSession(t.owner);
     await expectProblem("PATCH", TENANT, await client(t.owner).patch(`/tenants/${t.tenantId}`, { senderName: "x" }), 401);
   }));
 
@@ -322,7 +322,7 @@ Deno.test("role matrix: DELETE /v1/tenants/{tenantId} — only an owner; admin a
 Deno.test("DELETE /v1/tenants/{tenantId}: 401 after the session ended", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("delete401");
-    await endSession(sql, t.owner);
+    await endSession(t.owner);
     await expectProblem("DELETE", TENANT, await client(t.owner).delete(`/tenants/${t.tenantId}`), 401, "unauthorized");
   }));
 
@@ -365,7 +365,7 @@ Deno.test("GET members and one member: any member reads them; others, unknown an
 Deno.test("member reads: 401 after the session ended", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("members401");
-    await endSession(sql, t.owner);
+    await endSession(t.owner);
     await expectProblem("GET", MEMBERS, await client(t.owner).get(`/tenants/${t.tenantId}/members`), 401, "unauthorized");
     await expectProblem("GET", MEMBER, await client(t.owner).get(`/tenants/${t.tenantId}/members/${t.owner.id}`), 401);
   }));
