@@ -12,10 +12,11 @@ export const CONFIRMED_PER_TENANT = 400;
 // The tenant whose reservations the read benchmarks ask for; it stays between runs.
 export const READ_TENANT = 1;
 
+// Made through Supabase Auth's admin API with this id (bench/run.ts), kept between runs.
 export const benchOwner = {
   userId: "b0e00000-0000-4000-8000-000000000001",
-  sessionId: "b0e00000-0000-4000-8000-000000000002",
   email: "bench-owner@bench.pms.test",
+  password: "bench-owner-password-1",
 };
 
 // The 12 digits that end every id of tenant n.
@@ -32,21 +33,6 @@ export function tenantId(n: number): string {
 
 export function reservationId(tenant: number, r: number): string {
   return `b5e${String(r).padStart(5, "0")}-0000-4000-8000-${tenantDigits(tenant)}`;
-}
-
-// The claims Supabase Auth puts in an access token (as test/support/session.ts makes
-// them), valid for `seconds`.
-export function ownerClaims(nowSeconds: number, seconds: number): Record<string, unknown> {
-  return {
-    sub: benchOwner.userId,
-    session_id: benchOwner.sessionId,
-    role: "authenticated",
-    aud: "authenticated",
-    email: benchOwner.email,
-    aal: "aal1",
-    iat: nowSeconds,
-    exp: nowSeconds + seconds,
-  };
 }
 
 // Lua that sets `tenant_id(n)`, `reservation_id(n, r)` and `guest_id(n, g)` in a wrk

@@ -4,10 +4,10 @@
 // then with 1,000. Writes bench/results/<date>-<commit>.{json,md} and latest.md,
 // prints the tables, and exits 1 when anything errored.
 //   --seconds N   how long each load point runs (default 10)
+import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
-import { signHs256 } from "../local/jwt.ts";
-import { ownerClaims, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
+import { benchOwner, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
@@ -69,13 +69,14 @@ let exitCode = 1;
 try {
   await ensureTriggerEnabled(sql);
   log("== preparing: the bench owner and tenant 1 (kept between runs); tenants 2-1000 dropped if a run left them");
+  await ensureAuthUser({ id: benchOwner.userId, email: benchOwner.email, password: benchOwner.password });
   await dropBulkTenants();
   await runSqlFile(db, SEED, { first: 1, last: 1 });
   await vacuumAnalyze();
 
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  const claims = ownerClaims(nowSeconds, 3600);
-  const token = await signHs256(claims, stack.jwtSecret);
+  // A run takes minutes; the access token lasts an hour (supabase/config.toml's jwt_expiry).
+  const { token } = await signIn(benchOwner.email, benchOwner.password);
+  const claims = tokenClaims(token);
   const readContext = { origin: stack.apiUrl, token, claims, db, sql, seconds, log };
   await checkReadRoutes(readContext, READ_TENANT);
 

@@ -7,6 +7,8 @@
 #   stack.sh stop     stop every process of the stack
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
 #   stack.sh status   print the status block
+#   stack.sh clean    stop, then remove everything the stack made for this checkout
+#                     (the Auth binary's cache, shared between checkouts, stays)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,6 +45,8 @@ AUTH_GIT_URL=https://github.com/supabase/auth
 AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_ARCHIVE_SHA256"
 AUTH_BIN="$AUTH_CACHE/auth"
 DENO="$ROOT/node_modules/.bin/deno"
+# The functions' npm dependencies; a DENO_DIR already set (npm test's) is shared.
+export DENO_DIR="${DENO_DIR:-$STATE/deno}"
 SUPABASE_CLI="$ROOT/node_modules/.bin/supabase"
 
 say() { printf '[stack] %s\n' "$*" >&2; }
@@ -348,7 +352,7 @@ ensure_http_processes() {
   if [ "$(cat "$RUN/http.fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
     stop_http_processes
   fi
-  local deno_env=(DENO_DIR="$STATE/deno" NO_COLOR=1)
+  local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
   if ! pid_alive mail; then
     start_process mail "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       --allow-env "$ROOT/local/sendgrid-capture/main.ts" --port "$MAIL_PORT"
@@ -400,7 +404,7 @@ ensure_http_processes() {
 ensure_scheduler() {
   [ -f "$RUN/scheduler.off" ] && return
   pid_alive scheduler && return
-  start_process scheduler DENO_DIR="$STATE/deno" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+  start_process scheduler DENO_DIR="$DENO_DIR" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
     "$ROOT/local/scheduler/main.ts" --url "$API_URL/functions/v1/notifications-worker" \
     --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
 }
@@ -486,11 +490,18 @@ reset() {
   up
 }
 
+clean() {
+  stop
+  rm -rf "$PGDATA_DIR" "$STATE"
+  [ "$PG_HOME" = "$STATE" ] || rm -rf "$PG_HOME"
+}
+
 case "${1:-up}" in
   up) up ;;
+  clean) clean ;;
   stop) stop ;;
   reset) reset ;;
   status) print_status ;;
   scheduler) scheduler "${2:-}" ;;
-  *) die "usage: stack.sh up|stop|reset|status|scheduler on|off" ;;
+  *) die "usage: stack.sh up|stop|reset|status|clean|scheduler on|off" ;;
 esac

@@ -65,7 +65,7 @@ rm -f "$tap_log"
 
 echo "== Deno tests (test/)"
 deno_log=$(mktemp)
-node_modules/.bin/deno test --config deno.json --allow-net --allow-env --allow-read --allow-run test/ 2>&1 | tee "$deno_log"
+node_modules/.bin/deno test --config deno.json --allow-net --allow-env --allow-read --allow-write --allow-run test/ 2>&1 | tee "$deno_log"
 # Deno's last line: "ok | 18 passed (3 steps) | 0 failed (1s)".
 deno_summary=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$deno_log" | tail -n 1)
 if [ -n "$deno_summary" ]; then

@@ -1,5 +1,5 @@
--- The benchmark's tenants: a bench owner (user, session, an owner membership in each
--- tenant) and tenants :first..:last, each with one property, 20 units, 100 guests and
+-- The benchmark's tenants: the bench owner (a Supabase Auth user bench/run.ts makes
+-- through Auth's admin API) with an owner membership in each, and tenants :first..:last, each with one property, 20 units, 100 guests and
 -- 1,000 reservations. Run by psql as postgres with -v first=N -v last=M; rows that are
 -- there already are kept, so a second run adds only what is missing.
 --
@@ -17,16 +17,6 @@ set session_replication_role = replica;
 set synchronous_commit = off;
 
 begin;
-
-insert into auth.users (instance_id, id, aud, role, email, encrypted_password, confirmed_at,
-                        raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
-values ('00000000-0000-0000-0000-000000000000', 'b0e00000-0000-4000-8000-000000000001', 'authenticated',
-        'authenticated', 'bench-owner@bench.pms.test', '', now(), '{"provider":"email"}',
-        '{"full_name":"pms-bench owner"}', now(), now())
-on conflict (id) do nothing;
-insert into auth.sessions (id, user_id)
-values ('b0e00000-0000-4000-8000-000000000002', 'b0e00000-0000-4000-8000-000000000001')
-on conflict (id) do nothing;
 
 create temporary table bench_new_tenants on commit drop as
 select n, ('b1e00000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid as tenant_id

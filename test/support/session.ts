@@ -19,15 +19,47 @@ export function adminSql(): postgres.Sql {
 
 const authUrl = `${stack.apiUrl}/auth/v1`;
 
-async function authCall(path: string, apiKey: string, body: unknown, bearer = apiKey): Promise<Record<string, unknown>> {
-  const response = await fetch(`${authUrl}${path}`, {
+async function authPost(path: string, apiKey: string, body: unknown, bearer = apiKey): Promise<Response> {
+  return await fetch(`${authUrl}${path}`, {
     method: "POST",
     headers: { apikey: apiKey, authorization: `Bearer ${bearer}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
+}
+
+async function authCall(path: string, apiKey: string, body: unknown, bearer = apiKey): Promise<Record<string, unknown>> {
+  const response = await authPost(path, apiKey, body, bearer);
   const text = await response.text();
   if (!response.ok) throw new Error(`Supabase Auth answered ${response.status} to POST ${path}: ${text}`);
   return text ? JSON.parse(text) : {};
+}
+
+export type NewAuthUser = { id?: string; email: string; password: string; fullName?: string };
+
+// A confirmed user made through Auth's admin API with the service_role key.
+export async function adminCreateUser(user: NewAuthUser): Promise<{ id: string }> {
+  const created = await authCall("/admin/users", stack.serviceRoleKey, {
+    ...(user.id ? { id: user.id } : {}),
+    email: user.email,
+    password: user.password,
+    email_confirm: true,
+    user_metadata: user.fullName ? { full_name: user.fullName } : {},
+  });
+  return { id: String(created.id) };
+}
+
+// The same for a user kept between runs: one that exists already is left as it is.
+export async function ensureAuthUser(user: NewAuthUser): Promise<void> {
+  const response = await authPost("/admin/users", stack.serviceRoleKey, {
+    ...(user.id ? { id: user.id } : {}),
+    email: user.email,
+    password: user.password,
+    email_confirm: true,
+  });
+  const body = await response.json() as { error_code?: string };
+  if (!response.ok && body.error_code !== "email_exists") {
+    throw new Error(`Supabase Auth answered ${response.status} for ${user.email}: ${JSON.stringify(body)}`);
+  }
 }
 
 // The claims of a token Auth issued, read (not verified: the API under test does that).
@@ -47,13 +79,8 @@ export async function createUser(label: string): Promise<TestUser> {
   const email = `${label}-${crypto.randomUUID().slice(0, 8)}@test.example`.toLowerCase();
   // Letters and digits, as supabase/config.toml's password requirements ask.
   const password = `pw-${crypto.randomUUID()}`;
-  const created = await authCall("/admin/users", stack.serviceRoleKey, {
-    email,
-    password,
-    email_confirm: true,
-    user_metadata: { full_name: label },
-  });
-  return { id: String(created.id), email, password, ...(await signIn(email, password)) };
+  const { id } = await adminCreateUser({ email, password, fullName: label });
+  return { id, email, password, ...(await signIn(email, password)) };
 }
 
 // Signs the user's session out at Auth, which ends it at once for the API too.

@@ -29,6 +29,8 @@ export const stack = {
   v1: `${apiUrl}/functions/v1/api/v1`,
   dbUrl: setting("DB_URL"),
   authUrl: setting("AUTH_URL"),
+  // The Supabase Auth binary the stack built and runs.
+  authBin: setting("AUTH_BIN"),
   mailUrl: setting("MAIL_URL"),
   smsUrl: setting("SMS_URL"),
   jwtSecret: setting("JWT_SECRET"),

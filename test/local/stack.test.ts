@@ -1,0 +1,103 @@
+// The local stack as a user meets it: Supabase Auth built from its source and running
+// its own migrations, the status block naming the version the binary reports, and the
+// whole stack coming up from a checkout inside a folder closed to other users.
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import { stack } from "../support/stack.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const decoder = new TextDecoder();
+
+async function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const output = await new Deno.Command(command, { args, stdin: "null", stdout: "piped", stderr: "piped", ...options })
+    .output();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+Deno.test("Supabase Auth has run every one of its own migrations, and they alone made its tables", async () => {
+  // The stack keeps the migrations of the source it built beside the binary.
+  const folder = join(dirname(stack.authBin), "migrations");
+  const shipped = [...Deno.readDirSync(folder)]
+    .map((entry) => /^(\d+)_.*\.up\.sql$/.exec(entry.name)?.[1])
+    .filter((version): version is string => version !== undefined)
+    .sort();
+  assert.ok(shipped.length >= 70, `${shipped.length} migrations in ${folder}`);
+  const sql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
+  try {
+    const applied = await sql<{ version: string }[]>`select version from auth.schema_migrations order by version`;
+    assert.deepEqual(applied.map((row) => row.version), shipped);
+    // Every table in the auth schema belongs to Auth's role: none was made by the baseline as postgres.
+    const owners = await sql<{ owner: string }[]>`
+      select distinct tableowner as owner from pg_tables where schemaname = 'auth'`;
+    assert.deepEqual(owners.map((row) => row.owner), ["supabase_auth_admin"]);
+  } finally {
+    await sql.end();
+  }
+});
+
+Deno.test("the status block shows Auth running with the version its binary reports", async () => {
+  const version = (await run(stack.authBin, ["version"])).stdout.trim();
+  assert.match(version, /^v\d+\.\d+\.\d+$/);
+  const status = await run("bash", ["scripts/stack.sh", "status"], { cwd: root });
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, new RegExp(`^ +Auth: running ${version.replaceAll(".", "\\.")}, built from `, "m"));
+  assert.match(status.stdout, /sign-up on, email confirmations off, site URL http:\/\/127\.0\.0\.1:3000/);
+  assert.match(status.stdout, /JWT expiry 3600s, refresh token rotation on \(reuse interval 10s\)/);
+});
+
+Deno.test("no test, script or walk-through writes Auth's users or sessions, or signs a session token itself", async () => {
+  const tracked = (await run("git", ["ls-files"], { cwd: root })).stdout.split("\n")
+    .filter((file) => /\.(ts|sql|psql|sh|md)$/.test(file) && !file.startsWith("bench/results/"));
+  const offenders: string[] = [];
+  // Tests of the verifier's own refusals (expired, tampered, wrong key) may sign tokens;
+  // the stack signs its anon and service_role API keys as `supabase start` does.
+  const maySign = new Set(["local/keys.ts", "local/jwt.ts", "test/auth/access-token.test.ts", "test/auth/verifier.test.ts",
+    "test/tenancy/request-context.test.ts", "bench/verify.bench.ts"]);
+  for (const file of tracked) {
+    if (file === "test/local/stack.test.ts") continue;
+    const text = await Deno.readTextFile(join(root, file));
+    if (/insert\s+into\s+auth\.(users|sessions)\b/i.test(text)) offenders.push(`${file}: inserts into auth`);
+    if (!maySign.has(file) && /\b(signHs256|SignJWT)\b/.test(text)) offenders.push(`${file}: signs a token`);
+  }
+  assert.deepEqual(offenders, []);
+});
+
+// As root the cluster runs as the postgres user, who cannot enter such a folder; the
+// stack then keeps the cluster's files where that user can reach them.
+Deno.test({
+  name: "the whole stack comes up from a checkout inside a folder closed to other users, and cleans up after itself",
+  sanitizeResources: false,
+  fn: async () => {
+    const closed = await Deno.makeTempDir({ prefix: "pms-closed-" });
+    await Deno.chmod(closed, 0o700);
+    const checkout = join(closed, "pms");
+    const env = { PMS_PORT_BASE: "56320" };
+    try {
+      // The working tree as it is (uncommitted changes too), without its state or packages.
+      await Deno.mkdir(checkout);
+      const copy = await run("bash", ["-c", 'tar -C "$0" --exclude=./.git --exclude=./.stack --exclude=./node_modules -cf - . | tar -C "$1" -xf -', root, checkout]);
+      assert.equal(copy.code, 0, copy.stderr);
+      await Deno.symlink(join(root, "node_modules"), join(checkout, "node_modules"));
+
+      const up = await run("bash", ["scripts/stack.sh", "up"], { cwd: checkout, env });
+      assert.equal(up.code, 0, `stack.sh up failed:\n${up.stderr}`);
+      assert.match(up.stdout, /^ +Auth: running v/m);
+
+      const health = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/health");
+      assert.deepEqual(await health.json(), { status: "ok", checks: { database: "ok", auth: "ok" } });
+      const signIn = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/auth/sign-in", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "owner@demo.test", password: "demo-password-1" }),
+      });
+      assert.equal(signIn.status, 200, await signIn.clone().text());
+      await signIn.body?.cancel();
+    } finally {
+      const clean = await run("bash", ["scripts/stack.sh", "clean"], { cwd: checkout, env });
+      await Deno.remove(closed, { recursive: true });
+      assert.equal(clean.code, 0, clean.stderr);
+    }
+  },
+});
