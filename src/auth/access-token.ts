@@ -130,10 +130,11 @@ export function createAccessTokenVerifier(deps: AccessTokenVerifierDeps): Access
     if (header.alg === SECRET_ALGORITHM && secretKey) return secretKey;
     if (PUBLISHED_KEY_ALGORITHMS.includes(header.alg) && publishedKeys) {
       // A token naming a key the set lacks (after the one refetch the cooldown allows) is
-      // refused as the token's fault; anything else means the set itself could not be had.
+      // refused as the token's fault; anything else means the set could not be fetched or a
+      // key in it could not be used, which no token can fix.
       return publishedKeys(header, token).catch((error: unknown) => {
         if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
-        deps.logger?.warn("the JWKS of Supabase Auth could not be fetched", {
+        deps.logger?.warn("the JWKS of Supabase Auth could not be fetched or used", {
           url: jwksUrl?.href,
           error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         });
