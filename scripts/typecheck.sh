@@ -8,4 +8,4 @@ mkdir -p .stack/types
 export DENO_DIR="$ROOT/.stack/deno"
 node_modules/.bin/deno types > .stack/types/deno.d.ts
 node_modules/.bin/tsc -p tsconfig.json
-node_modules/.bin/deno check --quiet --config deno.json supabase/functions/*/index.ts local/*.ts local/*/main.ts test/ bench/run.ts
+node_modules/.bin/deno check --quiet --config deno.json supabase/functions/*/index.ts local/*.ts local/*/main.ts test/ bench/run.ts bench/verify.bench.ts

@@ -1,6 +1,15 @@
-import { Buffer } from "node:buffer";
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { unauthorized } from "../http/problem.ts";
+import {
+  type CompactJWSHeaderParameters,
+  createRemoteJWKSet,
+  type CryptoKey,
+  customFetch,
+  errors,
+  type FlattenedJWSInput,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import { HttpError, unauthorized } from "../http/problem.ts";
+import type { Logger } from "../http/router.ts";
 
 // The claims of a Supabase Auth access token the API relies on.
 export type AccessClaims = {
@@ -8,59 +17,146 @@ export type AccessClaims = {
   session_id: string;
   role: string;
   exp: number;
+  aud: string | string[];
   email?: string;
   [claim: string]: unknown;
 };
 
-function decodeSegment(segment: string): Buffer {
-  if (!/^[A-Za-z0-9_-]*$/.test(segment)) throw new Error("not base64url");
-  return Buffer.from(segment, "base64url");
+export type AccessTokenVerifier = (token: string) => Promise<AccessClaims>;
+
+export type AccessTokenVerifierDeps = {
+  // Auth's published signing keys, <auth url>/.well-known/jwks.json.
+  jwksUrl?: string | URL;
+  // The legacy JWT secret, for projects whose Auth still signs with HS256.
+  jwtSecret?: string;
+  // When given, every token's `iss` must be this (Auth's own URL on a hosted project).
+  issuer?: string;
+  // The clock for `exp` and `nbf`. The key set's cache ages by the system clock: jose keeps it.
+  now: () => number;
+  fetch?: typeof fetch;
+  // How long fetched keys are used before the set is fetched again; Auth serves the set
+  // with max-age=600, so 10 minutes by default.
+  jwksCacheMaxAgeMs?: number;
+  // How long after a fetch a token naming an unknown key may cause another (30 s by default),
+  // so a stream of tokens with made-up key ids cannot make the API hammer Auth.
+  jwksCooldownMs?: number;
+  // How long one fetch of the key set may take (5 s by default).
+  jwksTimeoutMs?: number;
+  // Told when the key set cannot be fetched: the request answers 503, which the router does not log.
+  logger?: Pick<Logger, "warn">;
+};
+
+// The asymmetric algorithms Supabase Auth signs with; their keys come only from the
+// published set. HS256 is checked only against the secret. Pinning each algorithm to
+// one source of keys means an HS256 token can never be checked against a public key's
+// bytes (algorithm confusion), and jose refuses a key whose type does not match the
+// token's algorithm as well.
+const PUBLISHED_KEY_ALGORITHMS: readonly string[] = ["ES256", "RS256"];
+const SECRET_ALGORITHM = "HS256";
+// Supabase Auth's access tokens carry aud "authenticated"; the anon and service_role
+// API keys carry none.
+const SESSION_AUDIENCE = "authenticated";
+
+const MALFORMED = "The access token is malformed.";
+const UNSUPPORTED_ALGORITHM = "The access token is not signed with a supported algorithm.";
+
+function hasAudience(aud: unknown, audience: string): boolean {
+  return aud === audience || (Array.isArray(aud) && aud.includes(audience));
 }
 
-function decodeJson(segment: string): unknown {
-  return JSON.parse(decodeSegment(segment).toString("utf8"));
+function isSessionClaims(payload: JWTPayload): payload is AccessClaims {
+  return typeof payload.sub === "string" && typeof payload.session_id === "string" &&
+    typeof payload.role === "string" && typeof payload.exp === "number" && hasAudience(payload.aud, SESSION_AUDIENCE);
 }
 
-function isClaims(value: unknown): value is AccessClaims {
-  if (typeof value !== "object" || value === null) return false;
-  const claims = value as Record<string, unknown>;
-  return typeof claims.sub === "string" && typeof claims.session_id === "string" &&
-    typeof claims.role === "string" && typeof claims.exp === "number";
+function keySetUnavailable(): HttpError {
+  return new HttpError("service-unavailable", "Authentication is not available right now.", {
+    headers: { "retry-after": "5" },
+  });
 }
 
-export type AccessTokenVerifier = (token: string) => AccessClaims;
+// jose's errors as the API's problems, by class. What is not a refusal of the token
+// (a fault of ours) goes on to the router, which logs it and answers 500.
+function refusal(error: unknown): unknown {
+  if (error instanceof HttpError) return error;
+  if (error instanceof errors.JWSSignatureVerificationFailed) return unauthorized("The access token's signature is invalid.");
+  if (error instanceof errors.JWTExpired) return unauthorized("The access token has expired.");
+  if (error instanceof errors.JOSEAlgNotAllowed) return unauthorized(UNSUPPORTED_ALGORITHM);
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return unauthorized("The access token's signature is not by a key Supabase Auth publishes.");
+  }
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "nbf") return unauthorized("The access token is not valid yet.");
+    return unauthorized("The access token's claims are invalid.");
+  }
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return unauthorized(MALFORMED);
+  // An extension the token marks critical (`crit`) that jose does not know.
+  if (error instanceof errors.JOSENotSupported) return unauthorized("The access token uses a header the API does not support.");
+  return error;
+}
 
-// Verifies an HS256 token signed with the project's JWT secret: signature, expiry
-// and shape. Whether its session still exists is checked in the database. The HMAC is
-// node:crypto's, computed in place: Web Crypto's verify is an asynchronous operation
-// that cost five times as much on every request (measured under npm run bench).
-export function createAccessTokenVerifier(
-  deps: { jwtSecret: string; now: () => number },
-): AccessTokenVerifier {
-  const secret = Buffer.from(deps.jwtSecret, "utf8");
+// Verifies a Supabase Auth access token: signature, expiry, issuer when given, and
+// that it is a session's token. Whether the session still exists is checked in the database.
+export function createAccessTokenVerifier(deps: AccessTokenVerifierDeps): AccessTokenVerifier {
+  if (deps.jwksUrl === undefined && deps.jwtSecret === undefined) {
+    throw new Error("createAccessTokenVerifier needs jwksUrl, jwtSecret or both");
+  }
+  if (deps.jwtSecret === "") throw new Error("createAccessTokenVerifier: jwtSecret is empty");
 
-  return (token) => {
-    const parts = token.split(".");
-    if (parts.length !== 3) throw unauthorized("The access token is malformed.");
-    const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-    let header: unknown;
-    let payload: unknown;
-    let signature: Buffer;
+  // Imported once: given bytes, jose would import them as a key again for every token.
+  const secretKey: Promise<CryptoKey> | undefined = deps.jwtSecret === undefined ? undefined : crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(deps.jwtSecret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+
+  const jwksUrl = deps.jwksUrl === undefined ? undefined : new URL(deps.jwksUrl);
+  const publishedKeys = jwksUrl && createRemoteJWKSet(jwksUrl, {
+    cacheMaxAge: deps.jwksCacheMaxAgeMs ?? 600_000,
+    cooldownDuration: deps.jwksCooldownMs ?? 30_000,
+    timeoutDuration: deps.jwksTimeoutMs ?? 5_000,
+    ...(deps.fetch ? { [customFetch]: deps.fetch } : {}),
+  });
+
+  const algorithms = [
+    ...(publishedKeys ? PUBLISHED_KEY_ALGORITHMS : []),
+    ...(secretKey ? [SECRET_ALGORITHM] : []),
+  ];
+
+  // jose has already refused an algorithm outside `algorithms` when it asks for the key.
+  const keyFor = (header: CompactJWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> => {
+    if (header.alg === SECRET_ALGORITHM && secretKey) return secretKey;
+    if (PUBLISHED_KEY_ALGORITHMS.includes(header.alg) && publishedKeys) {
+      // A token naming a key the set lacks (after the one refetch the cooldown allows) is
+      // refused as the token's fault; anything else means the set could not be fetched or a
+      // key in it could not be used, which no token can fix.
+      return publishedKeys(header, token).catch((error: unknown) => {
+        if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
+        deps.logger?.warn("the JWKS of Supabase Auth could not be fetched or used", {
+          url: jwksUrl?.href,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        throw keySetUnavailable();
+      });
+    }
+    throw new errors.JOSEAlgNotAllowed(UNSUPPORTED_ALGORITHM);
+  };
+
+  return async (token) => {
+    let payload: JWTPayload;
     try {
-      header = decodeJson(headerPart);
-      payload = decodeJson(payloadPart);
-      signature = decodeSegment(signaturePart);
-    } catch {
-      throw unauthorized("The access token is malformed.");
+      ({ payload } = await jwtVerify(token, keyFor, { algorithms, currentDate: new Date(deps.now()) }));
+    } catch (error) {
+      throw refusal(error);
     }
-    if ((header as { alg?: unknown } | null)?.alg !== "HS256") {
-      throw unauthorized("The access token is not signed with a supported algorithm.");
+    // The anon and service_role keys are signed by the same Auth but name no session;
+    // they are told so whatever else they lack.
+    if (!isSessionClaims(payload)) throw unauthorized("The access token is not a session token.");
+    if (deps.issuer !== undefined && payload.iss !== deps.issuer) {
+      throw unauthorized("The access token was not issued by this project's Supabase Auth.");
     }
-    const expected = createHmac("sha256", secret).update(`${headerPart}.${payloadPart}`).digest();
-    const valid = signature.length === expected.length && timingSafeEqual(signature, expected);
-    if (!valid) throw unauthorized("The access token's signature is invalid.");
-    if (!isClaims(payload)) throw unauthorized("The access token is not a session token.");
-    if (payload.exp * 1000 <= deps.now()) throw unauthorized("The access token has expired.");
     return payload;
   };
 }

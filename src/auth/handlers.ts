@@ -68,7 +68,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
       // Auth is called once the session check's transaction has ended, so no pooled
       // connection waits on Auth.
       handle: async (request, params) => {
-        const credentials = scope.authenticate(request);
+        const credentials = await scope.authenticate(request);
         await parseInput({}, request, params);
         await scope.run(credentials, null, async () => {});
         await identityCall(() => identity.signOut(credentials.accessToken));

@@ -46,7 +46,7 @@ export function sessionEndpoint<
     ...doc,
     access: "session",
     handle: async (request, params) => {
-      const credentials = scope.authenticate(request);
+      const credentials = await scope.authenticate(request);
       const input = await parseInput(doc, request, params);
       return await scope.run(credentials, null, (session) => work({ ...session, ...input, request }));
     },
@@ -83,7 +83,7 @@ export function tenantEndpoint<
   return {
     ...doc,
     handle: async (request, params) => {
-      const credentials = scope.authenticate(request);
+      const credentials = await scope.authenticate(request);
       const named = fromPath ? pathTenant(params.tenantId) : headerTenant(request);
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);

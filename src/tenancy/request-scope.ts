@@ -12,8 +12,9 @@ export type Credentials = { claims: AccessClaims; accessToken: string };
 export type Session = Credentials & { userId: string; db: Transaction<DB> };
 
 export type RequestScope = {
-  // Checks the token's signature and expiry; no database work.
-  authenticate(request: Request): Credentials;
+  // Checks the token's signature and expiry; no database work. Asynchronous because the
+  // signing keys may have to be fetched from Supabase Auth first.
+  authenticate(request: Request): Promise<Credentials>;
   // One transaction: the RLS context, the session check, the membership, then `work`.
   run<T>(credentials: Credentials, tenantId: string | null, work: (session: Session, role: TenantRole | null) => Promise<T>): Promise<T>;
   // The same for a read, one round trip per statement: each of the read's statements runs
@@ -61,9 +62,9 @@ function assertActive(context: Context | undefined): asserts context is Context 
 
 export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVerifier }): RequestScope {
   return {
-    authenticate(request) {
+    async authenticate(request) {
       const accessToken = bearerToken(request);
-      return { claims: deps.verify(accessToken), accessToken };
+      return { claims: await deps.verify(accessToken), accessToken };
     },
 
     async run(credentials, tenantId, work) {

@@ -22,7 +22,11 @@ Deno.test("sign-in, sign-up and refresh answer 503 while Supabase Auth is unreac
     sql,
     db: createDb(sql),
     identity: createSupabaseAuth({ url: await closedPortUrl(), apiKey: stack.anonKey, fetch, now, timeoutMs: 2000 }),
-    verifyAccessToken: await createAccessTokenVerifier({ jwtSecret: stack.jwtSecret, now }),
+    verifyAccessToken: createAccessTokenVerifier({
+      jwksUrl: `${stack.authUrl}/.well-known/jwks.json`,
+      jwtSecret: stack.jwtSecret,
+      now,
+    }),
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),
       warn: (message) => assert.fail(`unexpected warning: ${message}`),

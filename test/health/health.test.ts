@@ -28,7 +28,11 @@ async function healthWithAuthAt(authUrl: string): Promise<Response> {
     sql,
     db: createDb(sql),
     identity: createSupabaseAuth({ url: authUrl, apiKey: stack.anonKey, fetch, now, timeoutMs: 2000 }),
-    verifyAccessToken: await createAccessTokenVerifier({ jwtSecret: stack.jwtSecret, now }),
+    verifyAccessToken: createAccessTokenVerifier({
+      jwksUrl: `${stack.authUrl}/.well-known/jwks.json`,
+      jwtSecret: stack.jwtSecret,
+      now,
+    }),
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),
       warn: (message) => assert.fail(`unexpected warning: ${message}`),

@@ -10,13 +10,32 @@ const supabaseUrl = requireEnv("SUPABASE_URL");
 // Hosted functions reach Auth through the project URL; the local stack names it directly.
 const authUrl = `${(Deno.env.get("AUTH_URL") ?? `${supabaseUrl}/auth/v1`).replace(/\/$/, "")}/`;
 
+// Auth signs with the asymmetric keys it publishes. A project still on the legacy JWT
+// secret signs with HS256, and only then is AUTH_JWT_SECRET set: accepting HS256 is an
+// explicit choice. SUPABASE_JWT_SECRET is deliberately not a fallback: it is not among
+// the secrets the platform documents for functions, and a secret the operator did not
+// set would keep HS256 tokens valid here after the project revoked its legacy key.
+const jwtSecret = Deno.env.get("AUTH_JWT_SECRET") || undefined;
+// Auth serves its key set with max-age=600.
+const jwksCacheSeconds = Number(Deno.env.get("AUTH_JWKS_CACHE_SECONDS") || 600);
+if (!Number.isFinite(jwksCacheSeconds) || jwksCacheSeconds < 0) {
+  throw new Error("AUTH_JWKS_CACHE_SECONDS must be a number of seconds, 0 or more");
+}
+
 const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-api", generatedTypes: true });
 
 const api = createApi({
   sql,
   db: createDb(sql),
   identity: createSupabaseAuth({ url: authUrl, apiKey: requireEnv("SUPABASE_ANON_KEY"), fetch, now }),
-  verifyAccessToken: createAccessTokenVerifier({ jwtSecret: requireEnv("AUTH_JWT_SECRET"), now }),
+  verifyAccessToken: createAccessTokenVerifier({
+    jwksUrl: new URL(".well-known/jwks.json", authUrl),
+    jwtSecret,
+    jwksCacheMaxAgeMs: jwksCacheSeconds * 1000,
+    now,
+    fetch,
+    logger: jsonLogger,
+  }),
   logger: jsonLogger,
 });
 

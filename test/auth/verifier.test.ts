@@ -1,0 +1,380 @@
+// The access token verifier on its own, without the stack: tokens are signed here with
+// jose and the key set is served from this process, so every refusal and every fetch of
+// the key set can be seen. The gateway-level refusals are in access-token.test.ts.
+import assert from "node:assert/strict";
+import { base64url, CompactSign, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
+import { HttpError } from "../../src/http/problem.ts";
+
+const JWT_SECRET = "a-legacy-jwt-secret-of-at-least-thirty-two-characters";
+const HOUR = 3600;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function sessionClaims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    sub: crypto.randomUUID(),
+    session_id: crypto.randomUUID(),
+    role: "authenticated",
+    aud: "authenticated",
+    email: "guest@example.com",
+    iat: nowSeconds(),
+    exp: nowSeconds() + HOUR,
+    ...overrides,
+  };
+}
+
+type SigningKey = { kid: string; privateKey: CryptoKey; publicJwk: JWK; spkiPem: string };
+
+async function signingKey(kid: string): Promise<SigningKey> {
+  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+  // The members Supabase Auth publishes for an ES256 key.
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig", key_ops: ["verify"] };
+  return { kid, privateKey, publicJwk, spkiPem: await exportSPKI(publicKey) };
+}
+
+async function signEs256(claims: Record<string, unknown>, key: SigningKey, kid = key.kid): Promise<string> {
+  return await new SignJWT(claims).setProtectedHeader({ alg: "ES256", typ: "JWT", kid }).sign(key.privateKey);
+}
+
+async function signHs256(claims: Record<string, unknown>, secret: string | Uint8Array): Promise<string> {
+  const key = typeof secret === "string" ? new TextEncoder().encode(secret) : secret;
+  return await new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(key);
+}
+
+function encodeSegment(value: unknown): string {
+  return base64url.encode(JSON.stringify(value));
+}
+
+// A key set served the way Auth serves it, whose keys a test changes as it goes.
+type KeySetServer = { url: URL; keys: JWK[]; fetches: number; close(): Promise<void> };
+
+function serveKeySet(keys: JWK[]): KeySetServer {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    keySet.fetches += 1;
+    return Response.json({ keys: keySet.keys }, { headers: { "cache-control": "public, max-age=600" } });
+  });
+  const keySet: KeySetServer = {
+    url: new URL(`http://127.0.0.1:${server.addr.port}/auth/v1/.well-known/jwks.json`),
+    keys,
+    fetches: 0,
+    close: () => server.shutdown(),
+  };
+  return keySet;
+}
+
+function closedPortUrl(): URL {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return new URL(`http://127.0.0.1:${port}/auth/v1/.well-known/jwks.json`);
+}
+
+type Warnings = { message: string; fields: Record<string, unknown> | undefined }[];
+
+function verifier(deps: Partial<AccessTokenVerifierDeps>, warnings: Warnings = []) {
+  return createAccessTokenVerifier({
+    now: () => Date.now(),
+    logger: { warn: (message, fields) => warnings.push({ message, fields }) },
+    ...deps,
+  });
+}
+
+async function refusal(verification: Promise<unknown>): Promise<HttpError> {
+  const error = await verification.then(
+    () => assert.fail("the token was accepted"),
+    (error: unknown) => error,
+  );
+  assert.ok(error instanceof HttpError, `expected an HttpError, got ${error}`);
+  return error;
+}
+
+async function assertUnauthorized(verification: Promise<unknown>, detail: RegExp): Promise<void> {
+  const error = await refusal(verification);
+  assert.equal(error.status, 401);
+  assert.equal(error.kind, "unauthorized");
+  assert.match(error.extra.headers?.["www-authenticate"] ?? "", /^Bearer/);
+  assert.match(error.detail, detail);
+}
+
+Deno.test("a verifier needs the key set's URL, the secret or both", () => {
+  assert.throws(() => createAccessTokenVerifier({ now: () => Date.now() }), /jwksUrl, jwtSecret or both/);
+  assert.throws(() => createAccessTokenVerifier({ jwtSecret: "", now: () => Date.now() }), /empty/);
+});
+
+Deno.test("ES256: a valid token is accepted, the key set fetched once and then kept", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url });
+    assert.equal(keySet.fetches, 0, "nothing is fetched before a token asks");
+    const claims = sessionClaims();
+    const verified = await verify(await signEs256(claims, key));
+    assert.equal(verified.sub, claims.sub);
+    assert.equal(verified.session_id, claims.session_id);
+    assert.equal(verified.email, "guest@example.com");
+    await verify(await signEs256(sessionClaims(), key));
+    assert.equal(keySet.fetches, 1);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("ES256: a tampered payload, an expired token and a token by another key are refused", async () => {
+  const key = await signingKey("key-1");
+  const impostor = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url });
+
+    const [header, , signature] = (await signEs256(sessionClaims(), key)).split(".");
+    const forged = encodeSegment(sessionClaims({ role: "service_role" }));
+    await assertUnauthorized(verify(`${header}.${forged}.${signature}`), /signature/);
+
+    const expired = await signEs256(sessionClaims({ iat: nowSeconds() - 2 * HOUR, exp: nowSeconds() - HOUR }), key);
+    await assertUnauthorized(verify(expired), /expired/);
+
+    // The same kid as a published key, signed by a key nobody published.
+    await assertUnauthorized(verify(await signEs256(sessionClaims(), impostor)), /signature/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("expiry is judged by the clock the verifier is given", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const token = await signEs256(sessionClaims(), key);
+    await verifier({ jwksUrl: keySet.url })(token);
+    const twoHoursLater = verifier({ jwksUrl: keySet.url, now: () => Date.now() + 2 * HOUR * 1000 });
+    await assertUnauthorized(twoHoursLater(token), /expired/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("an unknown kid refetches the set once; after rotation the new key's tokens are accepted", async () => {
+  const oldKey = await signingKey("key-old");
+  const newKey = await signingKey("key-new");
+  const keySet = serveKeySet([oldKey.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCooldownMs: 0 });
+    await verify(await signEs256(sessionClaims(), oldKey));
+    assert.equal(keySet.fetches, 1);
+
+    // Auth does not publish the new key yet: one refetch, then the token is refused.
+    const byNewKey = await signEs256(sessionClaims(), newKey);
+    await assertUnauthorized(verify(byNewKey), /key Supabase Auth publishes/);
+    assert.equal(keySet.fetches, 2, "exactly one refetch for the unknown kid");
+
+    keySet.keys = [oldKey.publicJwk, newKey.publicJwk];
+    await verify(byNewKey);
+    assert.equal(keySet.fetches, 3);
+    await verify(await signEs256(sessionClaims(), newKey));
+    await verify(await signEs256(sessionClaims(), oldKey));
+    assert.equal(keySet.fetches, 3, "both keys are now cached");
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("within the cooldown an unknown kid is refused without fetching the set again", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCooldownMs: 60_000 });
+    await verify(await signEs256(sessionClaims(), key));
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      await assertUnauthorized(verify(await signEs256(sessionClaims(), key, `made-up-${attempt}`)), /key Supabase Auth publishes/);
+    }
+    assert.equal(keySet.fetches, 1);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("once the cache has aged, a key removed from the set no longer verifies", async () => {
+  const oldKey = await signingKey("key-old");
+  const newKey = await signingKey("key-new");
+  const keySet = serveKeySet([oldKey.publicJwk, newKey.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCacheMaxAgeMs: 50 });
+    await verify(await signEs256(sessionClaims(), oldKey));
+    keySet.keys = [newKey.publicJwk];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await assertUnauthorized(verify(await signEs256(sessionClaims(), oldKey)), /key Supabase Auth publishes/);
+    assert.equal(keySet.fetches, 2, "the aged set is fetched again, and the cooldown allows no more");
+    await verify(await signEs256(sessionClaims(), newKey));
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("HS256 is accepted with the legacy secret, and never asks the key set", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwtSecret: JWT_SECRET });
+    const claims = sessionClaims();
+    const verified = await verify(await signHs256(claims, JWT_SECRET));
+    assert.equal(verified.sub, claims.sub);
+    await assertUnauthorized(verify(await signHs256(sessionClaims(), "another-secret-of-sufficient-length!!")), /signature/);
+    await assertUnauthorized(
+      verify(await signHs256(sessionClaims({ exp: nowSeconds() - HOUR }), JWT_SECRET)),
+      /expired/,
+    );
+    assert.equal(keySet.fetches, 0);
+    // Both kinds side by side.
+    await verify(await signEs256(sessionClaims(), key));
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("the secret alone verifies HS256 and refuses ES256 as unsupported", async () => {
+  const key = await signingKey("key-1");
+  const verify = verifier({ jwtSecret: JWT_SECRET });
+  await verify(await signHs256(sessionClaims(), JWT_SECRET));
+  await assertUnauthorized(verify(await signEs256(sessionClaims(), key)), /algorithm/);
+});
+
+Deno.test("without the secret, HS256 is refused as unsupported", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url });
+    await assertUnauthorized(verify(await signHs256(sessionClaims(), JWT_SECRET)), /algorithm/);
+    assert.equal(keySet.fetches, 0);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("algorithm confusion: HS256 signed with the public key's bytes is refused", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const encoder = new TextEncoder();
+    const forgeries = await Promise.all([
+      signHs256(sessionClaims(), encoder.encode(key.spkiPem)),
+      signHs256(sessionClaims(), encoder.encode(JSON.stringify(key.publicJwk))),
+      new SignJWT(sessionClaims()).setProtectedHeader({ alg: "HS256", kid: key.kid }).sign(encoder.encode(key.spkiPem)),
+    ]);
+    const keySetOnly = verifier({ jwksUrl: keySet.url });
+    const withSecret = verifier({ jwksUrl: keySet.url, jwtSecret: JWT_SECRET });
+    for (const forgery of forgeries) {
+      await assertUnauthorized(keySetOnly(forgery), /algorithm/);
+      // With a secret, HS256 is checked against the secret and nothing else.
+      await assertUnauthorized(withSecret(forgery), /signature/);
+    }
+    assert.equal(keySet.fetches, 0);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("alg none and algorithms nobody configured are refused", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwtSecret: JWT_SECRET });
+    const payload = encodeSegment(sessionClaims());
+    for (const header of [{ alg: "none" }, { alg: "none", typ: "JWT", kid: key.kid }, { alg: "HS512" }, { alg: "ES384" }]) {
+      await assertUnauthorized(verify(`${encodeSegment(header)}.${payload}.`), /algorithm/);
+    }
+    await assertUnauthorized(verify(`${encodeSegment({ typ: "JWT" })}.${payload}.`), /malformed/);
+    assert.equal(keySet.fetches, 0);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("malformed tokens are refused as malformed", async () => {
+  const verify = verifier({ jwtSecret: JWT_SECRET });
+  const valid = await signHs256(sessionClaims(), JWT_SECRET);
+  const [header, payload] = valid.split(".");
+  // Claims that are JSON but not an object, correctly signed.
+  const notAnObject = await new CompactSign(new TextEncoder().encode("[1,2]"))
+    .setProtectedHeader({ alg: "HS256" })
+    .sign(new TextEncoder().encode(JWT_SECRET));
+  for (const token of ["not.a-token", "", "a.b.c.d", `${header}.${payload}`, `!!!.${payload}.sig`, `${header}.${payload}.!!!`, notAnObject]) {
+    await assertUnauthorized(verify(token), /malformed/);
+  }
+  // Not signed by the secret: the signature is what fails first.
+  await assertUnauthorized(verify(`${header}.${base64url.encode("not json")}.sig`), /signature/);
+});
+
+Deno.test("an API key is not a session token, whichever way it is signed", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwtSecret: JWT_SECRET, issuer: "http://127.0.0.1/auth/v1" });
+    // The shape of Supabase's anon key: no sub, no session, no aud, and another issuer.
+    const anonKey = { iss: "supabase-demo", role: "anon", iat: nowSeconds(), exp: nowSeconds() + 10 * 365 * 24 * HOUR };
+    await assertUnauthorized(verify(await signHs256(anonKey, JWT_SECRET)), /session token/);
+    await assertUnauthorized(verify(await signEs256(anonKey, key)), /session token/);
+    await assertUnauthorized(
+      verify(await signHs256({ ...anonKey, role: "service_role" }, JWT_SECRET)),
+      /session token/,
+    );
+    // A session's claims meant for another audience.
+    await assertUnauthorized(verify(await signEs256(sessionClaims({ aud: "other" }), key)), /session token/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("the issuer, when given, must match", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const issuer = "https://project.example/auth/v1";
+    const verify = verifier({ jwksUrl: keySet.url, issuer });
+    await verify(await signEs256(sessionClaims({ iss: issuer }), key));
+    await assertUnauthorized(verify(await signEs256(sessionClaims({ iss: "https://other.example/auth/v1" }), key)), /issued/);
+    await assertUnauthorized(verify(await signEs256(sessionClaims(), key)), /issued/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("a key set that cannot be fetched answers 503, and says so in the log", async () => {
+  const key = await signingKey("key-1");
+  const token = await signEs256(sessionClaims(), key);
+
+  const warnings: Warnings = [];
+  const unreachable = verifier({ jwksUrl: closedPortUrl() }, warnings);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const error = await refusal(unreachable(token));
+    assert.equal(error.status, 503);
+    assert.equal(error.kind, "service-unavailable");
+    assert.ok(error.extra.headers?.["retry-after"]);
+  }
+  assert.equal(warnings.length, 2, "each failed fetch is logged");
+
+  // Auth answering, but not with a key set: the same.
+  const broken = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => new Response("no", { status: 502 }));
+  try {
+    const error = await refusal(verifier({ jwksUrl: `http://127.0.0.1:${broken.addr.port}/jwks.json` })(token));
+    assert.equal(error.status, 503);
+  } finally {
+    await broken.shutdown();
+  }
+
+  // The legacy secret still verifies HS256 while the key set is out of reach.
+  const withSecret = verifier({ jwksUrl: closedPortUrl(), jwtSecret: JWT_SECRET });
+  await withSecret(await signHs256(sessionClaims(), JWT_SECRET));
+});
+
+Deno.test("the set is fetched through the fetch it is given", async () => {
+  const key = await signingKey("key-1");
+  const requested: string[] = [];
+  const fakeFetch: typeof fetch = (input) => {
+    requested.push(String(input));
+    return Promise.resolve(Response.json({ keys: [key.publicJwk] }));
+  };
+  const verify = verifier({ jwksUrl: "http://auth.invalid/auth/v1/.well-known/jwks.json", fetch: fakeFetch });
+  await verify(await signEs256(sessionClaims(), key));
+  assert.deepEqual(requested, ["http://auth.invalid/auth/v1/.well-known/jwks.json"]);
+});
