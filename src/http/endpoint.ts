@@ -36,6 +36,9 @@ export type EndpointDoc = {
   success: SuccessDoc[];
   // Problem statuses beyond those the access and inputs imply.
   errors?: number[];
+  // What a status means on this route, where the document's general wording would not say
+  // (which problem types it carries, what a client should do).
+  errorDescriptions?: Partial<Record<number, string>>;
   // Accepts If-Match and answers 412 when it no longer matches.
   conditional?: boolean;
   // Answers without a body unless Prefer: return=representation.

@@ -15,6 +15,7 @@ const errorText: Record<number, string> = {
   413: "The body is too large.",
   415: "The body is not application/json.",
   422: "The request is well-formed but breaks a rule of the domain.",
+  429: "Too many requests from this client; `Retry-After` says how many seconds to wait.",
   503: "A service the request needs is unavailable.",
 };
 
@@ -122,8 +123,11 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
     }
     for (const status of problemStatuses(endpoint)) {
       responses[String(status)] = {
-        description: (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
+        description: endpoint.errorDescriptions?.[status] ??
+          (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
           errorText[status] ?? "Error.",
+        // Every 429 says how long to wait.
+        ...(status === 429 ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } } : {}),
         content: { "application/problem+json": { schema: problemRef } },
       };
     }
@@ -183,6 +187,7 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
       headers: {
         ETag: { schema: { type: "string" }, description: "A strong validator of the representation, for If-Match." },
         Location: { schema: { type: "string" }, description: "The created resource, relative to the request URL." },
+        RetryAfter: { schema: { type: "string" }, description: "How many seconds to wait before trying again." },
       },
     },
   };

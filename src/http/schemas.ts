@@ -18,6 +18,10 @@ export const problem = z.object({
   status: z.number().int(),
   detail: z.string(),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  reasons: z.array(z.string()).optional().meta({
+    description: "Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: " +
+      "`length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach).",
+  }),
 }).meta({ id: "Problem", description: "An RFC 9457 problem document; `type` names the kind of problem." });
 
 export const pagination = z.object({
