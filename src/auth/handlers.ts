@@ -8,8 +8,21 @@ import type { RequestScope } from "../tenancy/request-scope.ts";
 import { IdentityError, type IdentityProvider, IdentityUnavailable } from "./identity-provider.ts";
 import { me, refreshBody, session, signInBody, signUpBody, signUpResult } from "./schema.ts";
 
-const INVALID_CREDENTIALS = "Invalid email or password.";
 const tag = "Authentication";
+
+// Supabase Auth sends no Retry-After with its 429, and the API cannot know the limits
+// it runs with (a token bucket per client address that refills over minutes), so the
+// API says a minute unless Auth ever says otherwise.
+export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
+// Auth is down or failing: a short wait, as /v1/health's 503 says.
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+// The end client's address as the edge in front of the function saw it: the first
+// value of X-Forwarded-For, which Supabase's gateway (and the local nginx gateway) sets.
+export function clientAddress(request: Request): string | undefined {
+  const first = request.headers.get("x-forwarded-for")?.split(",", 1)[0]?.trim();
+  return first ? first : undefined;
+}
 
 // What the identity provider says, as the API's own problems.
 async function identityCall<T>(call: () => Promise<T>): Promise<T> {
@@ -18,52 +31,103 @@ async function identityCall<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof IdentityUnavailable) {
       throw new HttpError("service-unavailable", "Authentication is not available right now.", {
-        headers: { "retry-after": "5" },
+        headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       });
     }
     if (!(error instanceof IdentityError)) throw error;
     switch (error.failure) {
       case "email-taken":
-        throw new HttpError("conflict", "An account with this email already exists.");
-      case "weak-password":
-        throw new HttpError("validation", error.message, { errors: [{ path: "password", message: error.message }] });
+        throw new HttpError("email-taken", "An account with this email already exists.");
+      case "weak-password": {
+        const reasons = error.details.reasons ?? [];
+        throw new HttpError("weak-password", error.message, {
+          errors: [{ path: "password", message: error.message }],
+          members: { reasons },
+        });
+      }
+      case "signup-disabled":
+        throw new HttpError("signup-disabled", "New accounts cannot be registered.");
       case "invalid-credentials":
-        throw unauthorized(INVALID_CREDENTIALS);
+        // One body whatever was wrong: the email, the password, or the account.
+        throw new HttpError("invalid-credentials", "Invalid email or password.", {
+          headers: { "www-authenticate": 'Bearer realm="pms"' },
+        });
+      case "email-not-confirmed":
+        throw new HttpError("email-not-confirmed", "Confirm the email address first: follow the link sent to it.");
       case "invalid-refresh-token":
-        throw unauthorized("The refresh token is invalid or was already used.");
+        throw new HttpError("invalid-refresh-token", "The refresh token is invalid, was already used, or its session ended. Sign in again.", {
+          headers: { "www-authenticate": 'Bearer realm="pms"' },
+        });
+      case "invalid-session":
+        throw unauthorized("The session is not valid. Sign in again.");
       case "rate-limited":
-        throw new HttpError("too-many-requests", "Too many attempts. Try again later.");
+        throw new HttpError("too-many-requests", "Too many attempts from this client. Try again later.", {
+          headers: { "retry-after": error.details.retryAfter ?? String(RATE_LIMIT_RETRY_AFTER_SECONDS) },
+        });
       case "rejected":
         throw new HttpError("validation", error.message);
     }
   }
 }
 
+const RATE_LIMITED = "`urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address " +
+  `(the first X-Forwarded-For value) was reached. \`Retry-After\` is Auth's when it sends one, else ${RATE_LIMIT_RETRY_AFTER_SECONDS} seconds.`;
+const AUTH_UNAVAILABLE = "`urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again.";
+
 export function authEndpoints(deps: { identity: IdentityProvider; scope: RequestScope }): Endpoint[] {
   const { identity, scope } = deps;
   return [
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-up", operationId: "signUp", tag,
-      summary: "Register a user with Supabase Auth.", body: signUpBody, errors: [409, 429, 503],
+      summary: "Register a user with Supabase Auth.", body: signUpBody, errors: [403, 409, 422, 429, 503],
+      errorDescriptions: {
+        400: "`urn:pms:problem:validation`: a field is invalid, here or at Supabase Auth (`errors` names it where known).",
+        403: "`urn:pms:problem:signup-disabled`: the project takes no new accounts.",
+        409: "`urn:pms:problem:email-taken`: an account with this email exists; sign in instead.",
+        422: "`urn:pms:problem:weak-password`: Supabase Auth's password policy refuses the password; " +
+          "`reasons` says why (`length`, `characters`, `pwned`) and `errors` names `password`.",
+        429: RATE_LIMITED,
+        503: AUTH_UNAVAILABLE,
+      },
       success: [{ status: 201, description: "Registered; `session` is null until the email is confirmed.", schema: signUpResult }],
-    }, async ({ body }) => json(201, await identityCall(() => identity.signUp(body)))),
+    }, async ({ body, request }) => json(201, await identityCall(() => identity.signUp(body, { address: clientAddress(request) })))),
 
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-in", operationId: "signIn", tag,
       summary: "Sign in with email and password; the session's accessToken is the bearer token.",
-      body: signInBody, errors: [401, 429, 503],
+      body: signInBody, errors: [401, 403, 429, 503],
+      errorDescriptions: {
+        401: "`urn:pms:problem:invalid-credentials`: the email or the password is wrong, or the account may not sign in. " +
+          "The body is the same whichever it was.",
+        403: "`urn:pms:problem:email-not-confirmed`: the password is right, but the email address is not confirmed yet.",
+        429: RATE_LIMITED,
+        503: AUTH_UNAVAILABLE,
+      },
       success: [{ status: 200, description: "Signed in.", schema: session }],
-    }, async ({ body }) => json(200, await identityCall(() => identity.signIn(body)))),
+    }, async ({ body, request }) => json(200, await identityCall(() => identity.signIn(body, { address: clientAddress(request) })))),
 
     publicEndpoint({
       method: "POST", path: "/v1/auth/refresh", operationId: "refreshSession", tag,
-      summary: "Trade a refresh token for a new session.", body: refreshBody, errors: [401, 429, 503],
+      summary: "Trade a refresh token for a new session (with a new refresh token: each is meant to be used once).",
+      body: refreshBody, errors: [401, 429, 503],
+      errorDescriptions: {
+        401: "`urn:pms:problem:invalid-refresh-token`: the refresh token is unknown or malformed, its session ended " +
+          "(signed out, expired), or it was used before outside Supabase Auth's reuse interval, which revokes " +
+          "every refresh token of its session. Sign in again.",
+        429: RATE_LIMITED,
+        503: AUTH_UNAVAILABLE,
+      },
       success: [{ status: 200, description: "A new session.", schema: session }],
-    }, async ({ body }) => json(200, await identityCall(() => identity.refresh(body.refreshToken)))),
+    }, async ({ body, request }) =>
+      json(200, await identityCall(() => identity.refresh(body.refreshToken, { address: clientAddress(request) })))),
 
     {
       method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, errors: [503], access: "session",
-      summary: "Revoke the current session; its access token stops working at once.",
+      summary: "End the current session: its access token is refused from the next request on, and its refresh token too.",
+      errorDescriptions: {
+        401: "`urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session already ended.",
+        503: "`urn:pms:problem:service-unavailable`: Supabase Auth or the database cannot be reached; the session may still be active.",
+      },
       success: [{ status: 204, description: "Signed out." }],
       // Auth is called once the session check's transaction has ended, so no pooled
       // connection waits on Auth.
@@ -71,7 +135,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
         const credentials = await scope.authenticate(request);
         await parseInput({}, request, params);
         await scope.run(credentials, null, async () => {});
-        await identityCall(() => identity.signOut(credentials.accessToken));
+        await identityCall(() => identity.signOut(credentials.accessToken, { address: clientAddress(request) }));
         return noContent();
       },
     },
@@ -79,6 +143,10 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
     sessionEndpoint(scope, {
       method: "GET", path: "/v1/me", operationId: "me", tag, errors: [503],
       summary: "The signed-in user and the tenants they belong to.",
+      errorDescriptions: {
+        401: "`urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session ended " +
+          "(signed out): refresh the session, or sign in again.",
+      },
       success: [{ status: 200, description: "The user.", schema: me }],
     }, async ({ db }) => {
       const { rows: [user] } = await sql<{ id: string; email: string; fullName: string | null; createdAt: string }>`

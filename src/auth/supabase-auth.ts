@@ -1,4 +1,5 @@
 import {
+  type ClientContext,
   IdentityError,
   type IdentityFailure,
   type IdentityProvider,
@@ -22,7 +23,15 @@ type AuthSessionBody = {
   user: AuthUserBody;
 };
 
-type AuthErrorBody = { error_code?: string; error?: string; msg?: string; error_description?: string };
+// Auth's error body: `error_code` names the error (its apierrors/errorcode.go); the
+// OAuth-style errors of /token carry `error` instead.
+type AuthErrorBody = {
+  error_code?: string;
+  error?: string;
+  msg?: string;
+  error_description?: string;
+  weak_password?: { reasons?: unknown };
+};
 
 function toUser(body: AuthUserBody): IdentityUser {
   const fullName = body.user_metadata?.full_name;
@@ -45,16 +54,61 @@ function toSession(body: AuthSessionBody, now: () => number): IdentitySession {
   };
 }
 
-// Supabase Auth's error codes, folded into the few outcomes the API distinguishes.
-function classify(status: number, body: AuthErrorBody): IdentityFailure {
-  const code = body.error_code ?? body.error ?? "";
+type Operation = "sign-up" | "sign-in" | "refresh" | "sign-out";
+
+// Supabase Auth's error codes, per call, folded into the outcomes the API tells apart.
+// Only the code is read, never the message. A code not listed is "rejected"; any 429
+// is "rate-limited" (over_request_rate_limit, over_email_send_rate_limit).
+const failures: Record<Operation, Record<string, IdentityFailure>> = {
+  "sign-up": {
+    user_already_exists: "email-taken",
+    email_exists: "email-taken",
+    weak_password: "weak-password",
+    signup_disabled: "signup-disabled",
+    email_provider_disabled: "signup-disabled",
+  },
+  "sign-in": {
+    invalid_credentials: "invalid-credentials",
+    // Auth says user_banned before it checks the password: telling it apart would tell
+    // anyone who tries an address that it has an account.
+    user_banned: "invalid-credentials",
+    // Only said once the password was right.
+    email_not_confirmed: "email-not-confirmed",
+  },
+  "refresh": {
+    refresh_token_not_found: "invalid-refresh-token",
+    refresh_token_already_used: "invalid-refresh-token",
+    session_not_found: "invalid-refresh-token",
+    session_expired: "invalid-refresh-token",
+    user_banned: "invalid-refresh-token",
+    // Auth's own check of the token's format ("Refresh token is not valid").
+    validation_failed: "invalid-refresh-token",
+    // OAuth-style: no token at all.
+    invalid_request: "invalid-refresh-token",
+    invalid_grant: "invalid-refresh-token",
+  },
+  "sign-out": {
+    bad_jwt: "invalid-session",
+    no_authorization: "invalid-session",
+    user_banned: "invalid-session",
+  },
+};
+
+// Sign-out of a session Auth no longer has (ended by a concurrent sign-out, or its user
+// deleted) has nothing left to do.
+const ALREADY_SIGNED_OUT = new Set(["session_not_found", "user_not_found"]);
+
+function classify(operation: Operation, status: number, code: string): IdentityFailure {
   if (status === 429) return "rate-limited";
-  if (code === "user_already_exists" || code === "email_exists") return "email-taken";
-  if (code === "weak_password") return "weak-password";
-  if (code === "invalid_credentials" || code === "email_not_confirmed") return "invalid-credentials";
-  if (code.startsWith("refresh_token") || code === "session_not_found") return "invalid-refresh-token";
-  if (code === "invalid_grant") return "invalid-credentials";
-  return "rejected";
+  return failures[operation][code] ?? (operation === "sign-out" ? "invalid-session" : "rejected");
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return undefined;
+  }
 }
 
 export function createSupabaseAuth(deps: {
@@ -66,15 +120,23 @@ export function createSupabaseAuth(deps: {
 }): IdentityProvider {
   const timeoutMs = deps.timeoutMs ?? 5000;
 
-  async function call(path: string, init: { method: string; body?: unknown; bearer?: string }): Promise<unknown> {
+  async function call(
+    operation: Operation,
+    path: string,
+    init: { body?: unknown; bearer?: string; client?: ClientContext },
+  ): Promise<unknown> {
     let response: Response;
     try {
       response = await deps.fetch(new URL(path, deps.url), {
-        method: init.method,
+        method: "POST",
         headers: {
           "apikey": deps.apiKey,
           "content-type": "application/json",
           ...(init.bearer ? { authorization: `Bearer ${init.bearer}` } : {}),
+          // Auth keys its per-client rate limits (GOTRUE_RATE_LIMIT_HEADER) and records
+          // a session's address by this header; the API's own address would put every
+          // client in one bucket.
+          ...(init.client?.address ? { "x-forwarded-for": init.client.address } : {}),
         },
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal: AbortSignal.timeout(timeoutMs),
@@ -86,40 +148,41 @@ export function createSupabaseAuth(deps: {
       await response.body?.cancel();
       throw new IdentityUnavailable(`Supabase Auth answered ${response.status}`);
     }
-    const text = await response.text();
-    const body: unknown = text ? JSON.parse(text) : null;
-    if (!response.ok) {
-      const errorBody = (body ?? {}) as AuthErrorBody;
-      throw new IdentityError(
-        classify(response.status, errorBody),
-        errorBody.msg ?? errorBody.error_description ?? `Supabase Auth answered ${response.status}`,
-      );
-    }
-    return body;
+    const body = parseJson(await response.text());
+    if (body === undefined) throw new IdentityUnavailable(`Supabase Auth answered ${response.status} with a body that is not JSON`);
+    if (response.ok) return body;
+
+    const error = (body ?? {}) as AuthErrorBody;
+    const code = error.error_code ?? error.error ?? "";
+    if (operation === "sign-out" && ALREADY_SIGNED_OUT.has(code)) return null;
+    const failure = classify(operation, response.status, code);
+    const reasons = error.weak_password?.reasons;
+    const retryAfter = response.headers.get("retry-after");
+    throw new IdentityError(failure, error.msg ?? error.error_description ?? `Supabase Auth answered ${response.status}`, {
+      ...(failure === "weak-password" && Array.isArray(reasons) ? { reasons: reasons.map(String) } : {}),
+      ...(failure === "rate-limited" && retryAfter ? { retryAfter } : {}),
+    });
   }
 
   return {
-    async signUp({ email, password, fullName }) {
-      const body = await call("signup", {
-        method: "POST",
+    async signUp({ email, password, fullName }, client) {
+      const body = await call("sign-up", "signup", {
         body: { email, password, data: fullName ? { full_name: fullName } : {} },
+        client,
       }) as AuthSessionBody | AuthUserBody;
       if ("access_token" in body) return { user: toUser(body.user), session: toSession(body, deps.now) };
       return { user: toUser(body), session: null };
     },
-    async signIn({ email, password }) {
-      const body = await call("token?grant_type=password", { method: "POST", body: { email, password } });
+    async signIn({ email, password }, client) {
+      const body = await call("sign-in", "token?grant_type=password", { body: { email, password }, client });
       return toSession(body as AuthSessionBody, deps.now);
     },
-    async refresh(refreshToken) {
-      const body = await call("token?grant_type=refresh_token", {
-        method: "POST",
-        body: { refresh_token: refreshToken },
-      });
+    async refresh(refreshToken, client) {
+      const body = await call("refresh", "token?grant_type=refresh_token", { body: { refresh_token: refreshToken }, client });
       return toSession(body as AuthSessionBody, deps.now);
     },
-    async signOut(accessToken) {
-      await call("logout?scope=local", { method: "POST", bearer: accessToken });
+    async signOut(accessToken, client) {
+      await call("sign-out", "logout?scope=local", { bearer: accessToken, client });
     },
     async isReachable() {
       try {
