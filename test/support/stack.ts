@@ -58,6 +58,8 @@ export type Problem = {
   status: number;
   detail: string;
   errors?: { path: string; message: string }[];
+  // urn:pms:problem:weak-password only.
+  reasons?: string[];
 };
 
 export async function readProblem(response: Response): Promise<Problem> {
