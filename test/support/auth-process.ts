@@ -1,0 +1,83 @@
+// A Supabase Auth process of a test's own: the stack's binary with the environment the
+// stack runs it with (.stack/auth.env), some settings changed, on a port of its own and
+// the stack's database. For what the stack's Auth cannot show without being restarted:
+// other signing keys, the legacy HS256 secret, rate limits.
+import { stack } from "./stack.ts";
+
+export type AuthProcess = { url: string; stop(): Promise<void> };
+
+function readAuthEnv(): Record<string, string> {
+  const text = Deno.readTextFileSync(new URL("../../.stack/auth.env", import.meta.url));
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const match = /^([A-Z_]+)='(.*)'$/.exec(line);
+    // The file quotes a ' inside a value as '\''.
+    if (match) env[match[1]!] = match[2]!.replaceAll(`'\\''`, "'");
+  }
+  return env;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+// `changes` replace the stack's settings; a setting given as null is left out.
+export async function startAuth(changes: Record<string, string | null>): Promise<AuthProcess> {
+  const port = freePort();
+  const env: Record<string, string> = { ...readAuthEnv(), PORT: String(port) };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) delete env[name];
+    else env[name] = value;
+  }
+  const child = new Deno.Command(stack.authBin, { env, clearEnv: true, stdin: "null", stdout: "null", stderr: "piped" })
+    .spawn();
+  const url = `http://127.0.0.1:${port}`;
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let log = "";
+  const collecting = (async () => {
+    for (;;) {
+      const { done, value } = await stderr.read();
+      if (done) return;
+      log += value;
+    }
+  })();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await collecting;
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/health`);
+      await response.body?.cancel();
+      if (response.ok) return { url, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Supabase Auth did not start on ${url}:\n${log.slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// A password sign-in at that Auth: the access token it issues.
+export async function signInAt(auth: AuthProcess, email: string, password: string): Promise<string> {
+  const response = await fetch(`${auth.url}/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: stack.anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = await response.json() as { access_token?: string };
+  if (!response.ok || !body.access_token) throw new Error(`sign-in answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
