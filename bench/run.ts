@@ -1,5 +1,5 @@
 // npm run bench (scripts/bench.sh brings the stack up, pauses the notifications
-// schedule and runs this): the five parts of issue 7 against the local stack, in an
+// schedule and runs this): the five parts of the benchmark against the local stack, in an
 // order that lets the scale comparison see the database with one bench tenant and
 // then with 1,000. Writes bench/results/<date>-<commit>.{json,md} and latest.md,
 // prints the tables, and exits 1 when anything errored.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run bench: issue 7's benchmarks against the local stack (bench/run.ts). Brings
+# npm run bench: the benchmarks against the local stack (bench/run.ts). Brings
 # the stack up if needed (PMS_PORT_BASE picks its ports, as for npm test), installs
 # wrk from Debian's packages when missing, pauses the notifications schedule while it
 # runs, and passes its arguments on (--seconds N: how long each load point runs).

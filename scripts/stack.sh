@@ -208,7 +208,7 @@ ensure_keys() {
     keys=$(grep -E "$STACK_KEYS" "$ENV_FILE")
   else
     say "generating the stack's JWT secret, API keys and Auth's signing key"
-    keys=$("$DENO" run --quiet --no-config "$ROOT/local/keys.ts")
+    keys=$("$DENO" run --quiet --config "$ROOT/deno.json" "$ROOT/local/keys.ts")
   fi
   local name
   {

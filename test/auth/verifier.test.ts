@@ -378,3 +378,71 @@ Deno.test("the set is fetched through the fetch it is given", async () => {
   await verify(await signEs256(sessionClaims(), key));
   assert.deepEqual(requested, ["http://auth.invalid/auth/v1/.well-known/jwks.json"]);
 });
+
+Deno.test("a verified token is remembered: the same token again is not verified again, and still expires", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  let clock = Date.now();
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, now: () => clock });
+    const token = await signEs256(sessionClaims({ exp: nowSeconds() + 60 }), key);
+    const first = await verify(token);
+    // Remembered: the key set is gone and the same token is still accepted, as the same claims.
+    keySet.keys = [];
+    assert.equal(await verify(token), first);
+    // Past its exp, the remembered token is verified again, and refused as expired.
+    clock += 61_000;
+    await assertUnauthorized(verify(token), /expired/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("a remembered token is forgotten when the key set ages: a removed key's token is refused as without the memory", async () => {
+  const oldKey = await signingKey("key-old");
+  const newKey = await signingKey("key-new");
+  const keySet = serveKeySet([oldKey.publicJwk, newKey.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCacheMaxAgeMs: 50 });
+    const token = await signEs256(sessionClaims(), oldKey);
+    await verify(token);
+    keySet.keys = [newKey.publicJwk];
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await assertUnauthorized(verify(token), /key Supabase Auth publishes/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("with no memory (verifiedTokenCacheSize 0) every request verifies: a removed key fails at once after the set is fetched again", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCacheMaxAgeMs: 0, jwksCooldownMs: 0, verifiedTokenCacheSize: 0 });
+    const token = await signEs256(sessionClaims(), key);
+    await verify(token);
+    keySet.keys = [];
+    await assertUnauthorized(verify(token), /key Supabase Auth publishes/);
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("the memory is bounded: past its size the oldest token is verified again", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, verifiedTokenCacheSize: 2 });
+    const tokens = [await signEs256(sessionClaims(), key), await signEs256(sessionClaims(), key), await signEs256(sessionClaims(), key)];
+    const claims = [];
+    for (const token of tokens) claims.push(await verify(token));
+    // A remembered token answers the very claims it was verified to; one verified again, equal ones.
+    assert.equal(await verify(tokens[1]!), claims[1]);
+    assert.equal(await verify(tokens[2]!), claims[2]);
+    const again = await verify(tokens[0]!);
+    assert.notEqual(again, claims[0]);
+    assert.deepEqual(again, claims[0]);
+  } finally {
+    await keySet.close();
+  }
+});

@@ -1,11 +1,11 @@
-// The README's curl walk-through, run as written with bash, curl and jq against the
-// local stack, so the README cannot drift from the API. One substitution: sign-in
-// needs Supabase Auth, which cannot be built here yet (issue 2), so the command that
-// signs in is replaced by a token for a user made the way test/support/session.ts
-// makes them, and when the stack runs on another port base (PMS_PORT_BASE) the
-// README's API URL names that stack's. Every later line runs unchanged.
+// The README's curl walk-throughs, run exactly as written with bash, curl and jq against
+// the local stack, so the README cannot drift from the API: they sign up, sign in with
+// Supabase Auth and go on from there. No line is replaced; the API's address is the
+// README's default unless API is set in the environment (a stack on another
+// PMS_PORT_BASE), which the walk-through's first line allows for.
 import assert from "node:assert/strict";
-import { withFixture } from "../support/api.ts";
+import { Cleanup } from "../support/api.ts";
+import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
 const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
@@ -22,31 +22,48 @@ const walkThrough = () => bashBlockAfter("### A walk-through with curl");
 // It continues the first one, with its variables.
 const integrationWalkThrough = () => bashBlockAfter("### An integration's walk-through with curl");
 
-// The README's address of the API, on the default ports.
-const API_LINE = /^API=http:\/\/127\.0\.0\.1:54321\/functions\/v1\/api\/v1$/m;
+const DEFAULT_API = "http://127.0.0.1:54321/functions/v1/api/v1";
+const SIGN_UP_EMAIL = /^EMAIL=owner-\$RANDOM\$RANDOM@example\.com/m;
 
-const SIGN_IN = /^TOKEN=\$\(curl -s \$API\/auth\/sign-in [\s\S]*?\| jq -r \.accessToken\)$/m;
-
-async function runAs(token: string, script: string): Promise<string[]> {
-  assert.match(script, SIGN_IN, "the walk-through signs in first");
-  assert.match(script, API_LINE, "the walk-through names the API on the default ports");
-  const runnable = script.replace(API_LINE, `API=${stack.v1}`).replace(SIGN_IN, `TOKEN=${token}`);
-  const run = await new Deno.Command("bash", {
-    args: ["-euo", "pipefail", "-c", runnable],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(run.stdout);
-  assert.equal(run.code, 0, `the walk-through failed: ${new TextDecoder().decode(run.stderr)}\n${stdout}`);
-  return stdout.trim().split("\n");
+// Runs `script`; the user it signed up (and so the tenant it made) is removed afterwards.
+async function run(script: string, check: (lines: string[], ownerId: string) => Promise<void>): Promise<void> {
+  assert.match(script, /^API=\$\{API:-http:\/\/127\.0\.0\.1:54321\/functions\/v1\/api\/v1\}$/m);
+  assert.match(script, SIGN_UP_EMAIL, "the walk-through signs up a new address");
+  assert.match(script, /\$API\/auth\/sign-up /, "the walk-through signs up");
+  assert.match(script, /^TOKEN=\$\(curl -s \$API\/auth\/sign-in /m, "and then signs in");
+  const env: Record<string, string> = stack.v1 === DEFAULT_API ? {} : { API: stack.v1 };
+  const sql = adminSql();
+  const cleanup = new Cleanup();
+  const [{ started }] = await sql<[{ started: Date }]>`select now() as started`;
+  try {
+    const result = await new Deno.Command("bash", {
+      args: ["-euo", "pipefail", "-c", script],
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(result.stdout);
+    const stderr = new TextDecoder().decode(result.stderr);
+    // The address it signs up with is its own (SIGN_UP_EMAIL): the one user of that shape made since it began.
+    const owners = await sql<{ id: string }[]>`
+      select id from auth.users where email like 'owner-%@example.com' and created_at >= ${started}`;
+    for (const owner of owners) cleanup.users.add(owner.id);
+    assert.equal(result.code, 0, `the walk-through failed: ${stderr}\n${stdout}`);
+    assert.equal(owners.length, 1, "the walk-through signed up one user with Supabase Auth");
+    const owner = owners[0]!;
+    await check(stdout.trim().split("\n"), owner.id);
+  } finally {
+    try {
+      await cleanup.run(sql);
+    } finally {
+      await sql.end();
+    }
+  }
 }
 
-Deno.test("the README's curl walk-through: a tenant, a property, a unit, a guest, a stay checked in and out, its cleaning task", () =>
-  withFixture(async ({ user }) => {
-    const owner = await user("walkthrough");
-    const lines = await runAs(owner.token, walkThrough());
-
+Deno.test("the README's curl walk-through: sign up, sign in, a tenant, a property, a unit, a guest, a stay checked in and out, its cleaning task", () =>
+  run(walkThrough(), async (lines) => {
     // The three lines the README says it prints, in order.
     assert.equal(lines.length, 3, lines.join("\n"));
     assert.equal(lines[0], '"checked_in"');
@@ -54,13 +71,13 @@ Deno.test("the README's curl walk-through: a tenant, a property, a unit, a guest
     assert.match(lines[2]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
   }));
 
-Deno.test("the README's integration walk-through: a key, the property's stay, a payment, its retry replayed, the balance settled", () =>
-  withFixture(async ({ sql, user }) => {
-    const owner = await user("integration-walkthrough");
-    const lines = await runAs(owner.token, `${walkThrough()}\n${integrationWalkThrough()}`);
+Deno.test("the README's integration walk-through: a key, the property's stay, a payment, its retry replayed, the balance settled", () => {
+  const sql = adminSql();
+  return run(`${walkThrough()}\n${integrationWalkThrough()}`, async (lines, ownerId) => {
     assert.deepEqual(lines.slice(3), ["36000", "204", "idempotent-replayed: true", "0"], lines.join("\n"));
     const payments = await sql`
       select p.external_reference, p.source from public.payments p
-      join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${owner.id}`;
+      join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${ownerId}`;
     assert.deepEqual(payments.map((row) => ({ ...row })), [{ external_reference: "acme-1001", source: "external" }], "one payment");
-  }));
+  }).finally(() => sql.end());
+});

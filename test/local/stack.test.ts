@@ -53,7 +53,7 @@ Deno.test("no test, script or walk-through writes Auth's users or sessions, or s
   const offenders: string[] = [];
   // Tests of the verifier's own refusals (expired, tampered, wrong key) may sign tokens;
   // the stack signs its anon and service_role API keys as `supabase start` does.
-  const maySign = new Set(["local/keys.ts", "local/jwt.ts", "test/auth/access-token.test.ts", "test/auth/verifier.test.ts",
+  const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.test.ts",
     "test/tenancy/request-context.test.ts", "bench/verify.bench.ts"]);
   for (const file of tracked) {
     if (file === "test/local/stack.test.ts") continue;
@@ -67,7 +67,7 @@ Deno.test("no test, script or walk-through writes Auth's users or sessions, or s
 // As root the cluster runs as the postgres user, who cannot enter such a folder; the
 // stack then keeps the cluster's files where that user can reach them.
 Deno.test({
-  name: "the whole stack comes up from a checkout inside a folder closed to other users, and cleans up after itself",
+  name: "the whole stack comes up from a checkout inside a folder closed to other users, its demo owner signs in and sees the demo tenant, and it cleans up after itself",
   sanitizeResources: false,
   fn: async () => {
     const closed = await Deno.makeTempDir({ prefix: "pms-closed-" });
@@ -93,7 +93,13 @@ Deno.test({
         body: JSON.stringify({ email: "owner@demo.test", password: "demo-password-1" }),
       });
       assert.equal(signIn.status, 200, await signIn.clone().text());
-      await signIn.body?.cancel();
+      // The demo owner, on this fresh cluster, sees the demo tenant the seed gave them.
+      const { accessToken } = await signIn.json() as { accessToken: string };
+      const me = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/me", {
+        headers: { authorization: `Bearer ${accessToken}` },
+      });
+      const { memberships } = await me.json() as { memberships: { name: string; role: string }[] };
+      assert.deepEqual(memberships.map(({ name, role }) => ({ name, role })), [{ name: "Harbour View Hotels", role: "owner" }]);
     } finally {
       const clean = await run("bash", ["scripts/stack.sh", "clean"], { cwd: checkout, env });
       await Deno.remove(closed, { recursive: true });

@@ -1,8 +1,7 @@
 // A Supabase Auth process of a test's own: the stack's binary with the environment the
-// stack runs Auth with (.stack/auth.env), some settings changed, on a free port. It
-// shares the stack's database, so users made through the stack's Auth exist in it too.
-// An in-process API (createApi) aimed at it shows what the API answers when Auth is
-// configured otherwise than the stack's (rate limits per client, sign-up closed).
+// stack runs it with (.stack/auth.env), some settings changed, on a port of its own and
+// the stack's database. For what the stack's Auth cannot show without being restarted:
+// other signing keys, the legacy HS256 secret, rate limits.
 import assert from "node:assert/strict";
 import { createApi } from "../../src/app.ts";
 import { createAccessTokenVerifier } from "../../src/auth/access-token.ts";
@@ -11,13 +10,14 @@ import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { stack } from "./stack.ts";
 
-const authEnvFile = new URL("../../.stack/auth.env", import.meta.url);
+export type AuthProcess = { url: string; stop(): Promise<void> };
 
-// NAME='value' lines, a quote inside a value written '\'' (local/auth/settings.ts).
 function readAuthEnv(): Record<string, string> {
+  const text = Deno.readTextFileSync(new URL("../../.stack/auth.env", import.meta.url));
   const env: Record<string, string> = {};
-  for (const line of Deno.readTextFileSync(authEnvFile).split("\n")) {
-    const match = /^([A-Z_][A-Z0-9_]*)='(.*)'$/.exec(line);
+  for (const line of text.split("\n")) {
+    const match = /^([A-Z_]+)='(.*)'$/.exec(line);
+    // The file quotes a ' inside a value as '\''.
     if (match) env[match[1]!] = match[2]!.replaceAll(`'\\''`, "'");
   }
   return env;
@@ -30,51 +30,68 @@ function freePort(): number {
   return port;
 }
 
-export type AuthProcess = { url: string; stop(): Promise<void> };
-
-// Starts Auth with `overrides` on top of the stack's settings and waits until it answers
-// /health. Call stop() in a finally: it ends the process and waits for it.
-export async function startAuth(overrides: Record<string, string>): Promise<AuthProcess> {
+// `changes` replace the stack's settings; a setting given as null is left out.
+export async function startAuth(changes: Record<string, string | null>): Promise<AuthProcess> {
   const port = freePort();
-  const child = new Deno.Command(stack.authBin, {
-    env: { ...readAuthEnv(), ...overrides, PORT: String(port) },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const log = new Response(child.stderr).text();
-  let exited = false;
-  const status = child.status.then((result) => {
-    exited = true;
-    return result;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (!exited) child.kill("SIGTERM");
-    await status;
-    await log;
-  };
-  try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (exited) throw new Error(`Supabase Auth exited before it answered: ${await log}`);
-      const healthy = await fetch(`${url}/health`).then(async (response) => {
-        await response.body?.cancel();
-        return response.ok;
-      }, () => false);
-      if (healthy) return { url, stop };
-      if (Date.now() > deadline) throw new Error(`Supabase Auth did not answer on ${url} within 30 s`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  } catch (error) {
-    await stop();
-    throw error;
+  const env: Record<string, string> = { ...readAuthEnv(), PORT: String(port) };
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) delete env[name];
+    else env[name] = value;
   }
+  const child = new Deno.Command(stack.authBin, { env, clearEnv: true, stdin: "null", stdout: "null", stderr: "piped" })
+    .spawn();
+  const url = `http://127.0.0.1:${port}`;
+  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let log = "";
+  const collecting = (async () => {
+    for (;;) {
+      const { done, value } = await stderr.read();
+      if (done) return;
+      log += value;
+    }
+  })();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await collecting;
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/health`);
+      await response.body?.cancel();
+      if (response.ok) return { url, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Supabase Auth did not start on ${url}:\n${log.slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// A password sign-in at that Auth: the access token it issues.
+export async function signInAt(auth: AuthProcess, email: string, password: string): Promise<string> {
+  const response = await fetch(`${auth.url}/token?grant_type=password`, {
+    method: "POST",
+    headers: { apikey: stack.anonKey, "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = await response.json() as { access_token?: string };
+  if (!response.ok || !body.access_token) throw new Error(`sign-in answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 export type InProcessApi = { handle(request: Request): Promise<Response>; close(): Promise<void> };
 
-// The api function's app, built in this process with the real adapter aimed at `authUrl`.
+// The api function's app, built in this process with the real adapter aimed at the Auth
+// at `authUrl`: what the API answers when Auth is configured otherwise than the stack's.
 export function apiWithAuthAt(authUrl: string): InProcessApi {
   const sql = createPool(stack.dbUrl, { max: 2, generatedTypes: true });
   const now = () => Date.now();
@@ -91,7 +108,8 @@ export function apiWithAuthAt(authUrl: string): InProcessApi {
   return { handle, close: () => sql.end() };
 }
 
-// A POST of JSON to the in-process API, as the gateway would pass it on from `clientAddress`.
+// A POST of JSON to the in-process API, with the X-Forwarded-For the gateway would pass
+// on for a client at `clientAddress`.
 export function postJson(path: string, body: unknown, clientAddress?: string): Request {
   return new Request(`http://function/api/v1${path}`, {
     method: "POST",

@@ -34,6 +34,8 @@ export const stack = {
   mailUrl: setting("MAIL_URL"),
   smsUrl: setting("SMS_URL"),
   jwtSecret: setting("JWT_SECRET"),
+  // Auth's key set (GOTRUE_JWT_KEYS): its ES256 signing key and the legacy secret.
+  authJwtKeys: setting("AUTH_JWT_KEYS"),
   anonKey: setting("ANON_KEY"),
   serviceRoleKey: setting("SERVICE_ROLE_KEY"),
   // What the notifications worker function runs with.

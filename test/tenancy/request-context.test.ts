@@ -5,7 +5,7 @@
 // contract, and a refused request leaves the tenant byte-identical. The operations and
 // the fixture are test/support/sweep.ts's.
 import assert from "node:assert/strict";
-import { signHs256 } from "../../local/jwt.ts";
+import { generateKeyPair, SignJWT } from "jose";
 import { sleep } from "../../local/capture.ts";
 import { call, expectProblem, expectStatus, type HeaderMap, withFixture } from "../support/api.ts";
 import { createReservation } from "../support/domain.ts";
@@ -50,15 +50,17 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
     const ended = await fixture.memberOf(w.a, "admin", "ended");
     await endSession(ended);
     const issuedAt = Math.floor(Date.now() / 1000);
-    const forged = await signHs256({
+    // The owner's own claims, signed by a key Auth never published.
+    const forged = await new SignJWT({
       sub: w.a.owner.id, session_id: w.a.owner.sessionId, role: "authenticated", aud: "authenticated",
       email: w.a.owner.email, aal: "aal1", iat: issuedAt, exp: issuedAt + 3600,
-    }, "not-the-stack-secret-not-the-stack-secret");
+    }).setProtectedHeader({ alg: "ES256", typ: "JWT", kid: crypto.randomUUID() })
+      .sign((await generateKeyPair("ES256")).privateKey);
     const tokens: Record<string, string | undefined> = {
       "no Authorization header": undefined,
       "an ended session": ended.token,
       "a malformed token": "not-a-token",
-      "a token signed with another secret": forged,
+      "a token signed with a key Auth does not publish": forged,
     };
     // Keys of A's fixture property that would be allowed were they live.
     const propertyId = w.ids.byCollection.properties!;
