@@ -36,26 +36,25 @@ async function authCall(path: string, apiKey: string, body: unknown, bearer = ap
 
 export type NewAuthUser = { id?: string; email: string; password: string; fullName?: string };
 
-// A confirmed user made through Auth's admin API with the service_role key.
-export async function adminCreateUser(user: NewAuthUser): Promise<{ id: string }> {
-  const created = await authCall("/admin/users", stack.serviceRoleKey, {
+// A confirmed user, as Auth's admin API takes one with the service_role key.
+function adminUserBody(user: NewAuthUser) {
+  return {
     ...(user.id ? { id: user.id } : {}),
     email: user.email,
     password: user.password,
     email_confirm: true,
     user_metadata: user.fullName ? { full_name: user.fullName } : {},
-  });
+  };
+}
+
+export async function adminCreateUser(user: NewAuthUser): Promise<{ id: string }> {
+  const created = await authCall("/admin/users", stack.serviceRoleKey, adminUserBody(user));
   return { id: String(created.id) };
 }
 
 // The same for a user kept between runs: one that exists already is left as it is.
 export async function ensureAuthUser(user: NewAuthUser): Promise<void> {
-  const response = await authPost("/admin/users", stack.serviceRoleKey, {
-    ...(user.id ? { id: user.id } : {}),
-    email: user.email,
-    password: user.password,
-    email_confirm: true,
-  });
+  const response = await authPost("/admin/users", stack.serviceRoleKey, adminUserBody(user));
   const body = await response.json() as { error_code?: string };
   if (!response.ok && body.error_code !== "email_exists") {
     throw new Error(`Supabase Auth answered ${response.status} for ${user.email}: ${JSON.stringify(body)}`);
