@@ -73,7 +73,10 @@ Deno.test({
     const closed = await Deno.makeTempDir({ prefix: "pms-closed-" });
     await Deno.chmod(closed, 0o700);
     const checkout = join(closed, "pms");
-    const env = { PMS_PORT_BASE: "56320" };
+    // Ports of its own, beside this stack's (the API is at base + 1).
+    const base = Number(new URL(stack.apiUrl).port) - 1 + 2000;
+    const env = { PMS_PORT_BASE: String(base) };
+    const v1 = `http://127.0.0.1:${base + 1}/functions/v1/api/v1`;
     try {
       // The working tree as it is (uncommitted changes too), without its state or packages.
       await Deno.mkdir(checkout);
@@ -85,9 +88,9 @@ Deno.test({
       assert.equal(up.code, 0, `stack.sh up failed:\n${up.stderr}`);
       assert.match(up.stdout, /^ +Auth: running v/m);
 
-      const health = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/health");
+      const health = await fetch(`${v1}/health`);
       assert.deepEqual(await health.json(), { status: "ok", checks: { database: "ok", auth: "ok" } });
-      const signIn = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/auth/sign-in", {
+      const signIn = await fetch(`${v1}/auth/sign-in`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ email: "owner@demo.test", password: "demo-password-1" }),
@@ -95,7 +98,7 @@ Deno.test({
       assert.equal(signIn.status, 200, await signIn.clone().text());
       // The demo owner, on this fresh cluster, sees the demo tenant the seed gave them.
       const { accessToken } = await signIn.json() as { accessToken: string };
-      const me = await fetch("http://127.0.0.1:56321/functions/v1/api/v1/me", {
+      const me = await fetch(`${v1}/me`, {
         headers: { authorization: `Bearer ${accessToken}` },
       });
       const { memberships } = await me.json() as { memberships: { name: string; role: string }[] };
