@@ -60,10 +60,11 @@ $names    default "";
     proxy_http_version 1.1;
     proxy_set_header Connection "";
     proxy_set_header Host \$http_host;
-    # As a hosted project's gateway does: the connection's address is appended to any
-    # X-Forwarded-For that came in, so the api function can tell Auth which client it
-    # calls for (Auth's per-address rate limits key on the first value).
-    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+    # The gateway is the project's edge: X-Forwarded-For is the connection's address, not
+    # whatever the client claimed, so the api function can tell Auth which client it calls
+    # for (Auth's per-address rate limits key on the first value) and no client can pick
+    # another's bucket.
+    proxy_set_header X-Forwarded-For \$remote_addr;
     proxy_buffering off;
     proxy_request_buffering off;
     proxy_redirect off;
