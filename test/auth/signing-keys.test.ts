@@ -4,38 +4,22 @@
 // on the stack's database and an API built in-process around it, as the api function is.
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair } from "jose";
-import { createApi } from "../../src/app.ts";
-import { createAccessTokenVerifier } from "../../src/auth/access-token.ts";
-import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
-import { createDb } from "../../src/db/database.ts";
-import { createPool } from "../../src/db/pool.ts";
 import { withFixture } from "../support/api.ts";
-import { type AuthProcess, signInAt, startAuth } from "../support/auth-process.ts";
+import { apiWithAuthAt, type AuthProcess, signInAt, startAuth } from "../support/auth-process.ts";
 import { stack } from "../support/stack.ts";
 import { tokenClaims } from "../support/session.ts";
 
-type ApiOptions = { jwtSecret?: string; jwksCacheMaxAgeMs?: number };
-
-// GET /v1/me with `token` on an API whose Auth is `auth`.
-async function withApi(auth: AuthProcess, options: ApiOptions, work: (me: (token: string) => Promise<Response>) => Promise<void>) {
-  const sql = createPool(stack.dbUrl, { max: 2, generatedTypes: true });
-  const now = () => Date.now();
-  const api = createApi({
-    sql,
-    db: createDb(sql),
-    identity: createSupabaseAuth({ url: `${auth.url}/`, apiKey: stack.anonKey, fetch, now }),
-    verifyAccessToken: createAccessTokenVerifier({
-      jwksUrl: `${auth.url}/.well-known/jwks.json`,
-      jwksCooldownMs: 0,
-      now,
-      ...options,
-    }),
-    logger: { error: (message) => assert.fail(`unexpected error log: ${message}`), warn: () => {} },
-  });
+// GET /v1/me with `token` on an API (built in-process, as the api function is) whose Auth is `auth`.
+async function withApi(
+  auth: AuthProcess,
+  verifier: Parameters<typeof apiWithAuthAt>[1],
+  work: (me: (token: string) => Promise<Response>) => Promise<void>,
+) {
+  const api = apiWithAuthAt(auth.url, { jwksCooldownMs: 0, ...verifier });
   try {
-    await work((token) => api(new Request("http://function/api/v1/me", { headers: { authorization: `Bearer ${token}` } })));
+    await work((token) => api.handle(new Request("http://function/api/v1/me", { headers: { authorization: `Bearer ${token}` } })));
   } finally {
-    await sql.end();
+    await api.close();
   }
 }
 

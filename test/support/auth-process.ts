@@ -4,7 +4,7 @@
 // other signing keys, the legacy HS256 secret, rate limits.
 import assert from "node:assert/strict";
 import { createApi } from "../../src/app.ts";
-import { createAccessTokenVerifier } from "../../src/auth/access-token.ts";
+import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool } from "../../src/db/pool.ts";
@@ -92,14 +92,18 @@ export type InProcessApi = { handle(request: Request): Promise<Response>; close(
 
 // The api function's app, built in this process with the real adapter aimed at the Auth
 // at `authUrl`: what the API answers when Auth is configured otherwise than the stack's.
-export function apiWithAuthAt(authUrl: string): InProcessApi {
+// `verifier` changes how it verifies tokens (the legacy secret, the key set's cache).
+export function apiWithAuthAt(
+  authUrl: string,
+  verifier: Partial<Pick<AccessTokenVerifierDeps, "jwtSecret" | "jwksCacheMaxAgeMs" | "jwksCooldownMs">> = {},
+): InProcessApi {
   const sql = createPool(stack.dbUrl, { max: 2, generatedTypes: true });
   const now = () => Date.now();
   const handle = createApi({
     sql,
     db: createDb(sql),
     identity: createSupabaseAuth({ url: `${authUrl}/`, apiKey: stack.anonKey, fetch, now, timeoutMs: 5000 }),
-    verifyAccessToken: createAccessTokenVerifier({ jwksUrl: `${authUrl}/.well-known/jwks.json`, now }),
+    verifyAccessToken: createAccessTokenVerifier({ jwksUrl: `${authUrl}/.well-known/jwks.json`, now, ...verifier }),
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),
       warn: (message) => assert.fail(`unexpected warning: ${message}`),
@@ -108,14 +112,14 @@ export function apiWithAuthAt(authUrl: string): InProcessApi {
   return { handle, close: () => sql.end() };
 }
 
-// A POST of JSON to the in-process API, with the X-Forwarded-For the gateway would pass
-// on for a client at `clientAddress`.
+// A POST of JSON to the in-process API, with the X-Forwarded-For the gateway sets for a
+// client at `clientAddress`.
 export function postJson(path: string, body: unknown, clientAddress?: string): Request {
   return new Request(`http://function/api/v1${path}`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
-      ...(clientAddress ? { "x-forwarded-for": `${clientAddress}, 127.0.0.1` } : {}),
+      ...(clientAddress ? { "x-forwarded-for": clientAddress } : {}),
     },
     body: JSON.stringify(body),
   });
