@@ -50,7 +50,8 @@ if bash scripts/typecheck.sh; then echo "type check: ok"; tally 1 0; else echo "
 echo "== pgTAP (supabase/tests)"
 tap_log=$(mktemp)
 # The Auth users the suites borrow, made through Auth's admin API.
-node_modules/.bin/deno run --quiet --config deno.json --allow-net=127.0.0.1 --allow-read test/support/pgtap-users.ts ||
+(set -a; . .stack/stack.env; SUPABASE_URL=$API_URL SUPABASE_SERVICE_ROLE_KEY=$SERVICE_ROLE_KEY \
+  node_modules/.bin/deno run --quiet --config deno.json --allow-net=127.0.0.1 --allow-env test/support/pgtap-users.ts) ||
   echo "the pgTAP user pool could not be made"
 PGPASSWORD=postgres pg_prove --verbose --ext .sql -r -h 127.0.0.1 -p "$DB_PORT" -U postgres -d postgres \
   supabase/tests >"$tap_log" 2>&1
