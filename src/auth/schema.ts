@@ -5,8 +5,10 @@ const email = z.email().max(320).transform((value) => value.toLowerCase());
 
 export const signUpBody = z.strictObject({
   email,
-  // Supabase Auth hashes with bcrypt, which reads at most 72 bytes.
-  password: z.string().min(8).max(72),
+  // How strong a password must be is Supabase Auth's policy (supabase/config.toml's
+  // minimum_password_length and password_requirements): a weak one, short ones included,
+  // is its 422 with its reasons. Auth hashes with bcrypt, which reads at most 72 bytes.
+  password: z.string().min(1).max(72),
   fullName: z.string().trim().min(1).max(200).optional(),
 }).meta({ id: "SignUp" });
 

@@ -64,10 +64,21 @@ Deno.test("sign-up with a password of letters only: 422 weak-password with Auth'
     assert.equal(row?.count, 0);
   }));
 
-Deno.test("sign-up with a password under 8 characters: a 400 naming it, before Auth is asked", async () => {
-  const response = await signUp({ email: newEmail("short"), password: "abc1" });
-  const problem = await expectProblem("POST", SIGN_UP, response, 400, "validation");
-  assert.ok(problem.errors?.some((error) => error.path === "password"));
+Deno.test("sign-up with a password under 8 characters: 422 weak-password, Auth's reason `length`, and no account", () =>
+  withFixture(async ({ sql }) => {
+    const email = newEmail("short");
+    const problem = await expectProblem("POST", SIGN_UP, await signUp({ email, password: "abc1" }), 422, "weak-password");
+    assert.deepEqual(problem.reasons, ["length"]);
+    assert.deepEqual((problem.errors ?? []).map((error) => error.path), ["password"]);
+    const [row] = await sql<{ count: number }[]>`select count(*)::int as count from auth.users where email = ${email}`;
+    assert.equal(row?.count, 0);
+  }));
+
+Deno.test("sign-up with an empty password or one over 72 bytes: a 400 naming it, before Auth is asked", async () => {
+  for (const password of ["", "a1".repeat(37)]) {
+    const problem = await expectProblem("POST", SIGN_UP, await signUp({ email: newEmail("bounds"), password }), 400, "validation");
+    assert.ok(problem.errors?.some((error) => error.path === "password"), password);
+  }
 });
 
 Deno.test("sign-up where Auth takes no new accounts: 403 signup-disabled", async () => {
