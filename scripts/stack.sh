@@ -461,8 +461,21 @@ service_role key: $SERVICE_ROLE_KEY
 EOF
 }
 
+# The stack's ports sit inside the range Linux hands out to outgoing connections
+# (32768-60999 by default), so another program's connection can hold one just when a
+# server of the stack starts. As root the stack reserves its twenty ports, which only
+# keeps the kernel from choosing them for outgoing connections.
+reserve_ports() {
+  is_root || return 0
+  local file=/proc/sys/net/ipv4/ip_local_reserved_ports ours="$PMS_PORT_BASE-$((PMS_PORT_BASE + 19))" current
+  current=$(cat "$file" 2>/dev/null) || return 0
+  case ",$current," in *",$ours,"*) return 0 ;; esac
+  echo "${current:+$current,}$ours" > "$file" 2>/dev/null || say "could not reserve ports $ours (continuing)"
+}
+
 up() {
   mkdir -p "$STATE" "$LOGS" "$RUN"
+  reserve_ports
   ensure_system_packages
   ensure_node_tools
   ensure_pgmq_extension
