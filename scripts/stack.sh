@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, the
-# local pgmq), Supabase Auth built from its upstream source, the Edge Functions under
+# The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, pgmq
+# from the pgmq crate), Supabase Auth built from its upstream source, the Edge Functions under
 # Deno behind an nginx gateway on :54321, and the SendGrid and SMS capture servers. The
 # ports follow PMS_PORT_BASE (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
@@ -134,15 +134,84 @@ ensure_node_tools() {
   (cd "$ROOT" && npm install --no-fund --no-audit >/dev/null)
 }
 
-# The local pgmq lives in Postgres's extension folder; refreshed when our files change.
+# pgmq, the queue extension hosted Supabase ships, comes from the pgmq crate, which
+# carries the extension's own files: local/pgmq-crate/Cargo.toml pins the crate, the
+# archive's sha256 and the pgmq version inside. Cargo puts the archive in its cache
+# (`cargo info` takes that one crate; `cargo fetch` on the manifest would take its
+# 190 dependencies too, some 250 MB unpacked, and stays as the fallback for a cargo
+# without `info`); the archive must have the pinned sha256, its pgmq.control the
+# pinned default_version. pgmq.control and the embedded pgmq.sql, as
+# pgmq--<version>.sql, then go into Postgres's extension folder when they differ.
+PGMQ_MANIFEST="$ROOT/local/pgmq-crate/Cargo.toml"
+manifest_value() { sed -nE "s/^$1 = \{? *(version = )?\"=?([^\"]+)\".*/\2/p" "$PGMQ_MANIFEST" | head -n 1; }
+PGMQ_CRATE_VERSION=$(manifest_value pgmq)
+PGMQ_CRATE_SHA256=$(manifest_value pgmq-crate-sha256)
+PGMQ_VERSION=$(manifest_value pgmq-version)
+
+cargo_bin() {
+  if command -v cargo >/dev/null; then command -v cargo
+  elif [ -x "$HOME/.cargo/bin/cargo" ]; then echo "$HOME/.cargo/bin/cargo"
+  else return 1; fi
+}
+
+# The cached archive with the pinned checksum, if cargo has it.
+pgmq_crate_archive() {
+  local archive
+  for archive in "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/"pgmq-$PGMQ_CRATE_VERSION.crate"; do
+    [ -f "$archive" ] || continue
+    if [ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$PGMQ_CRATE_SHA256" ]; then echo "$archive"; return 0; fi
+    say "ignoring $archive: its sha256 is not the pinned $PGMQ_CRATE_SHA256"
+  done
+  return 1
+}
+
 ensure_pgmq_extension() {
-  local target="/usr/share/postgresql/$PG_MAJOR/extension" file
-  for file in "$ROOT"/local/pgmq/pgmq.control "$ROOT"/local/pgmq/pgmq--*.sql; do
-    if ! cmp -s "$file" "$target/$(basename "$file")"; then
-      is_root || die "the local pgmq extension must be installed into $target: run once as root"
-      install -m 0644 "$file" "$target/"
+  [ -n "$PGMQ_CRATE_VERSION" ] && [ -n "$PGMQ_CRATE_SHA256" ] && [ -n "$PGMQ_VERSION" ] \
+    || die "$PGMQ_MANIFEST must give the pgmq crate's version, pgmq-crate-sha256 and pgmq-version"
+  local target="/usr/share/postgresql/$PG_MAJOR/extension" archive cargo work embedded
+  if ! archive=$(pgmq_crate_archive); then
+    cargo=$(cargo_bin) || die "cargo is needed to fetch the pgmq crate $PGMQ_CRATE_VERSION (install Rust's toolchain with rustup)"
+    say "fetching the pgmq crate $PGMQ_CRATE_VERSION with cargo"
+    # Run outside any Cargo workspace, so that cargo resolves nothing else.
+    (cd "$STATE" && "$cargo" info --quiet "pgmq@$PGMQ_CRATE_VERSION" >"$LOGS/pgmq-crate.log" 2>&1) || true
+    if ! archive=$(pgmq_crate_archive); then
+      say "cargo info left no archive; fetching with cargo fetch (with the crate's dependencies)"
+      "$cargo" fetch --quiet --manifest-path "$PGMQ_MANIFEST" >>"$LOGS/pgmq-crate.log" 2>&1 \
+        || { cat "$LOGS/pgmq-crate.log" >&2; die "cargo could not fetch the pgmq crate $PGMQ_CRATE_VERSION"; }
+      archive=$(pgmq_crate_archive) \
+        || die "no pgmq-$PGMQ_CRATE_VERSION.crate with the sha256 $PGMQ_CRATE_SHA256 in cargo's cache after fetching"
+    fi
+  fi
+  work=$(mktemp -d)
+  embedded="pgmq-$PGMQ_CRATE_VERSION/src/install/embedded"
+  tar -xzf "$archive" -C "$work" "$embedded/pgmq.control" "$embedded/sql/pgmq.sql" \
+    || { rm -rf "$work"; die "$archive holds no $embedded/pgmq.control and sql/pgmq.sql"; }
+  local control="$work/$embedded/pgmq.control" script="$work/$embedded/sql/pgmq.sql" found
+  found=$(sed -nE "s/^default_version *= *'([^']+)'.*/\1/p" "$control")
+  [ "$found" = "$PGMQ_VERSION" ] \
+    || { rm -rf "$work"; die "the pgmq crate $PGMQ_CRATE_VERSION embeds pgmq $found, not the pinned $PGMQ_VERSION"; }
+  # The stack installs SQL only: a pgmq that needed its C library would not load.
+  ! grep -q MODULE_PATHNAME "$script" \
+    || { rm -rf "$work"; die "pgmq $PGMQ_VERSION's script loads a C library, which the stack does not build"; }
+  local file name
+  for file in "$control:pgmq.control" "$script:pgmq--$PGMQ_VERSION.sql"; do
+    name=${file##*:}; file=${file%:*}
+    if ! cmp -s "$file" "$target/$name"; then
+      is_root || { rm -rf "$work"; die "pgmq $PGMQ_VERSION must be installed into $target: run once as root"; }
+      say "installing pgmq $PGMQ_VERSION's $name (from the pgmq crate $PGMQ_CRATE_VERSION)"
+      install -m 0644 "$file" "$target/$name"
     fi
   done
+  rm -rf "$work"
+}
+
+# A cluster keeps the pgmq it was created with: one made with another version is
+# reset before its tests mean anything.
+check_pgmq_version() {
+  local installed
+  installed=$(psql_admin -At -c "select extversion from pg_extension where extname = 'pgmq'")
+  [ -z "$installed" ] || [ "$installed" = "$PGMQ_VERSION" ] \
+    || die "this cluster has pgmq $installed, the stack pins $PGMQ_VERSION: run stack.sh reset (it drops the cluster's data)"
 }
 
 socket_dir() {
@@ -484,6 +553,7 @@ up() {
   load_keys
   ensure_auth
   migrate
+  check_pgmq_version
   ensure_http_processes
   print_status
 }

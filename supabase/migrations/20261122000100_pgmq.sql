@@ -1,3 +1,3 @@
 -- The notification pipeline's queue. Hosted Supabase ships pgmq; the local stack
--- installs its own build of the same API (local/pgmq).
+-- installs pgmq's own release files from the pgmq crate (local/pgmq-crate).
 create extension if not exists pgmq;
