@@ -8,14 +8,14 @@
 //   revoked. The newest one then stays usable for one more reuse interval, counted
 //   from the revocation, as any revoked token does.
 import assert from "node:assert/strict";
-import { call, expectProblem, expectStatus, withFixture } from "../support/api.ts";
-import type { TestUser } from "../support/session.ts";
+import { sleep } from "../../local/capture.ts";
+import { type ApiSession, call, expectProblem, expectStatus, signInThroughApi, withFixture } from "../support/api.ts";
 
 const REFRESH = "/v1/auth/refresh";
 // supabase/config.toml's refresh_token_reuse_interval, with a margin.
 const PAST_REUSE_INTERVAL_MS = 11_500;
 
-type Session = { accessToken: string; refreshToken: string; user: { id: string } };
+type Session = ApiSession;
 
 function refresh(refreshToken: string) {
   return call("POST", "/auth/refresh", { body: { refreshToken } });
@@ -28,14 +28,6 @@ async function refreshed(refreshToken: string): Promise<Session> {
 async function refused(refreshToken: string, label: string) {
   const problem = await expectProblem("POST", REFRESH, await refresh(refreshToken), 401, "invalid-refresh-token");
   assert.match(problem.detail, /Sign in again/, label);
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// A session of the user's own, apart from the fixture's.
-async function signedIn(user: TestUser): Promise<Session> {
-  const response = await call("POST", "/auth/sign-in", { body: { email: user.email, password: user.password } });
-  return await expectStatus<Session>("POST", "/v1/auth/sign-in", response, 200);
 }
 
 Deno.test("refresh: 200, a new session with a new refresh token, whose access token the API accepts", () =>
@@ -79,7 +71,7 @@ Deno.test("refresh with an older token outside the reuse interval: 401, and the 
     const rt2 = (await refreshed(rt1)).refreshToken;
     const rt3 = (await refreshed(rt2)).refreshToken;
     // Another session of the same user, which the reuse must not touch.
-    const other = await signedIn(alice);
+    const other = await signInThroughApi(alice);
 
     await sleep(PAST_REUSE_INTERVAL_MS);
     await refused(rt1, "the reused token");

@@ -2,25 +2,19 @@
 // checks the session in the database on every request (private.session_is_active), so
 // the access token, still unexpired, is refused from the very next request on.
 import assert from "node:assert/strict";
-import { call, expectProblem, expectStatus, withFixture } from "../support/api.ts";
+import { type ApiSession, call, expectProblem, expectStatus, signInThroughApi, withFixture } from "../support/api.ts";
 import { apiWithAuthAt } from "../support/auth-process.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
-import type { TestUser } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
 const SIGN_OUT = "/v1/auth/sign-out";
 
-type Session = { accessToken: string; refreshToken: string };
-
-async function signedIn(user: TestUser): Promise<Session> {
-  const response = await call("POST", "/auth/sign-in", { body: { email: user.email, password: user.password } });
-  return await expectStatus<Session>("POST", "/v1/auth/sign-in", response, 200);
-}
+type Session = ApiSession;
 
 Deno.test("sign-out: 204; the same access token is refused on the next request, and its refresh token too", () =>
   withFixture(async ({ user }) => {
     const alice = await user("sign-out");
-    const session = await signedIn(alice);
+    const session = await signInThroughApi(alice);
     await expectStatus("GET", "/v1/me", await call("GET", "/me", { token: session.accessToken }), 200);
 
     await expectStatus("POST", SIGN_OUT, await call("POST", "/auth/sign-out", { token: session.accessToken }), 204);
@@ -38,7 +32,7 @@ Deno.test("sign-out: 204; the same access token is refused on the next request, 
 Deno.test("sign-out ends only the session it is sent with", () =>
   withFixture(async ({ user }) => {
     const alice = await user("sign-out-one");
-    const phone = await signedIn(alice);
+    const phone = await signInThroughApi(alice);
 
     await expectStatus("POST", SIGN_OUT, await call("POST", "/auth/sign-out", { token: phone.accessToken }), 204);
 

@@ -292,3 +292,11 @@ export async function withFixture(work: (fixture: Fixture) => Promise<void>): Pr
     }
   }
 }
+
+export type ApiSession = { accessToken: string; refreshToken: string; user: { id: string } };
+
+// Another session of `user`'s own, signed in through POST /v1/auth/sign-in.
+export async function signInThroughApi(user: { email: string; password: string }): Promise<ApiSession> {
+  const response = await call("POST", "/auth/sign-in", { body: { email: user.email, password: user.password } });
+  return await expectStatus<ApiSession>("POST", "/v1/auth/sign-in", response, 200);
+}
