@@ -3,7 +3,7 @@ import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../aut
 import { compileOnce } from "../db/compile-once.ts";
 import { type DB, eachStatementAfter, runPrelude } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
-import { HttpError, unauthorized } from "../http/problem.ts";
+import { unauthorized } from "../http/problem.ts";
 
 export type TenantRole = Database["public"]["Enums"]["tenant_role"];
 
@@ -28,8 +28,6 @@ export type RequestScope = {
   ): Promise<T>;
 };
 
-const UNDEFINED_TABLE = "42P01";
-
 type Context = { active: boolean; role: TenantRole | null };
 
 // The claims and role are set before the session and membership are read (the select
@@ -47,15 +45,6 @@ function contextStatement(claims: AccessClaims, tenantId: string | null) {
   return contextQuery(JSON.stringify(claims), tenantId ?? "", claims.session_id, claims.sub);
 }
 
-// auth.sessions belongs to Supabase Auth's migrations; without it no session can be
-// checked. Only this statement: a table missing from a handler's query is a fault.
-function unavailableWithoutSessions(error: unknown): never {
-  if ((error as { code?: string }).code === UNDEFINED_TABLE) {
-    throw new HttpError("service-unavailable", "Authentication is not available right now.");
-  }
-  throw error;
-}
-
 function assertActive(context: Context | undefined): asserts context is Context {
   if (!context?.active) throw unauthorized("The session has ended. Sign in again.");
 }
@@ -70,7 +59,7 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
     async run(credentials, tenantId, work) {
       const { claims } = credentials;
       return await deps.db.transaction().execute(async (db) => {
-        const { rows: [context] } = await db.executeQuery(contextStatement(claims, tenantId)).catch(unavailableWithoutSessions);
+        const { rows: [context] } = await db.executeQuery(contextStatement(claims, tenantId));
         assertActive(context);
         return await work({ ...credentials, userId: claims.sub, db }, context.role);
       });
@@ -90,7 +79,7 @@ export function createRequestScope(deps: { db: Kysely<DB>; verify: AccessTokenVe
         // A read that threw before its first statement (a malformed id) has not asked yet.
         if (context.results.length === 0) await runPrelude(db, context);
         for (const result of context.results) {
-          const { rows: [row] } = await result.catch(unavailableWithoutSessions);
+          const { rows: [row] } = await result;
           assertActive(row);
           authorize(row.role);
         }

@@ -3,45 +3,19 @@
 // nothing listens; through the gateway, the stack (which always runs Supabase Auth)
 // must be healthy, with no credentials needed.
 import assert from "node:assert/strict";
-import { createApi } from "../../src/app.ts";
-import { createAccessTokenVerifier } from "../../src/auth/access-token.ts";
-import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
-import { createDb } from "../../src/db/database.ts";
-import { createPool } from "../../src/db/pool.ts";
 import { expectStatus } from "../support/api.ts";
+import { apiWithAuthAt, freePort } from "../support/auth-process.ts";
 import { stack } from "../support/stack.ts";
 
 const HEALTH = "/v1/health";
 
-function closedPortUrl(): string {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return `http://127.0.0.1:${port}/`;
-}
-
 // GET /v1/health of an API whose identity provider is at `authUrl`.
 async function healthWithAuthAt(authUrl: string): Promise<Response> {
-  const sql = createPool(stack.dbUrl, { max: 1, generatedTypes: true });
-  const now = () => Date.now();
-  const api = createApi({
-    sql,
-    db: createDb(sql),
-    identity: createSupabaseAuth({ url: authUrl, apiKey: stack.anonKey, fetch, now, timeoutMs: 2000 }),
-    verifyAccessToken: createAccessTokenVerifier({
-      jwksUrl: `${stack.authUrl}/.well-known/jwks.json`,
-      jwtSecret: stack.jwtSecret,
-      now,
-    }),
-    logger: {
-      error: (message) => assert.fail(`unexpected error log: ${message}`),
-      warn: (message) => assert.fail(`unexpected warning: ${message}`),
-    },
-  });
+  const api = apiWithAuthAt(authUrl);
   try {
-    return await api(new Request(`http://function/api${HEALTH}`));
+    return await api.handle(new Request(`http://function/api${HEALTH}`));
   } finally {
-    await sql.end();
+    await api.close();
   }
 }
 
@@ -53,7 +27,7 @@ Deno.test("health answers 200 and every check ok while the database and Supabase
     return pathname === "/health" ? Response.json({ name: "GoTrue" }) : new Response(null, { status: 404 });
   });
   try {
-    const response = await healthWithAuthAt(`http://127.0.0.1:${auth.addr.port}/`);
+    const response = await healthWithAuthAt(`http://127.0.0.1:${auth.addr.port}`);
     const body = await expectStatus("GET", HEALTH, response, 200);
     assert.deepEqual(body, { status: "ok", checks: { database: "ok", auth: "ok" } });
     assert.deepEqual(asked, ["/health"]);
@@ -63,7 +37,7 @@ Deno.test("health answers 200 and every check ok while the database and Supabase
 });
 
 Deno.test("health answers 503, a problem saying which check failed, while Supabase Auth is unreachable", async () => {
-  const response = await healthWithAuthAt(closedPortUrl());
+  const response = await healthWithAuthAt(`http://127.0.0.1:${freePort()}`);
   const body = await expectStatus("GET", HEALTH, response, 503);
   assert.deepEqual(body, {
     type: "urn:pms:problem:service-unavailable",

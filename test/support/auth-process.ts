@@ -23,7 +23,8 @@ function readAuthEnv(): Record<string, string> {
   return env;
 }
 
-function freePort(): number {
+// A loopback port nothing listens on (it was free a moment ago).
+export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
