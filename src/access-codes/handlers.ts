@@ -28,7 +28,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/access-codes", operationId: "createAccessCode", tag,
-      access: "member", params: idParams, resource: "reservation", body: createAccessCodeBody, prefer: true, errors: [409, 422],
+      access: "member", params: idParams, resource: "reservation", body: createAccessCodeBody, prefer: true, problems: ["access-code-in-use", "lifecycle-transition-refused", "unprocessable"],
       summary: "Issue a door code for the stay; by default six random digits valid from check-in to check-out.",
       success: createdResponses(accessCode),
     }, async ({ db, params, body, request, missing }) => {
@@ -52,7 +52,7 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/access-codes/{codeId}/revoke", operationId: "revokeAccessCode",
       tag, access: "member", summary: "Revoke a door code at once.", params: accessCodeParams, resource: "access code",
-      prefer: true, errors: [409], success: changedResponses(accessCode, "Done."),
+      prefer: true, problems: ["lifecycle-transition-refused"], success: changedResponses(accessCode, "Done."),
     }, async ({ db, params, request, missing }) => {
       const revoked = await revokeAccessCode(db, params.id, params.codeId);
       if (!revoked) throw missing();

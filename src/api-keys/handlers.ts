@@ -27,7 +27,7 @@ export function apiKeyEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/api-keys", operationId: "createApiKey", tag, access: "manager",
       summary: "Issue an API key for one property; the response is the only time its secret is shown.",
-      body: createApiKeyBody, errors: [422],
+      body: createApiKeyBody, problems: ["unknown-reference", "unprocessable"],
       success: [{ status: 201, description: "Issued; keep the secret now.", schema: issuedApiKey, headers: ["Location"] }],
     }, async ({ db, body, request }) => {
       const issued = issueKey();

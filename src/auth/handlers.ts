@@ -79,7 +79,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
   return [
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-up", operationId: "signUp", tag,
-      summary: "Register a user with Supabase Auth.", body: signUpBody, errors: [403, 409, 422, 429, 503],
+      summary: "Register a user with Supabase Auth.", body: signUpBody, problems: ["signup-disabled", "email-taken", "weak-password", "too-many-requests", "service-unavailable"],
       errorDescriptions: {
         400: "`urn:pms:problem:validation`: a field is invalid, here or at Supabase Auth (`errors` names it where known).",
         403: "`urn:pms:problem:signup-disabled`: the project takes no new accounts.",
@@ -95,7 +95,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-in", operationId: "signIn", tag,
       summary: "Sign in with email and password; the session's accessToken is the bearer token.",
-      body: signInBody, errors: [401, 403, 429, 503],
+      body: signInBody, problems: ["invalid-credentials", "email-not-confirmed", "too-many-requests", "service-unavailable"],
       errorDescriptions: {
         401: "`urn:pms:problem:invalid-credentials`: the email or the password is wrong, or the account may not sign in. " +
           "The body is the same whichever it was.",
@@ -109,7 +109,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
     publicEndpoint({
       method: "POST", path: "/v1/auth/refresh", operationId: "refreshSession", tag,
       summary: "Trade a refresh token for a new session (with a new refresh token: each is meant to be used once).",
-      body: refreshBody, errors: [401, 429, 503],
+      body: refreshBody, problems: ["invalid-refresh-token", "too-many-requests", "service-unavailable"],
       errorDescriptions: {
         401: "`urn:pms:problem:invalid-refresh-token`: the refresh token is unknown or malformed, its session ended " +
           "(signed out, expired), or it was used before outside Supabase Auth's reuse interval, which revokes " +
@@ -122,7 +122,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
       json(200, await identityCall(() => identity.refresh(body.refreshToken, { address: clientAddress(request) })))),
 
     {
-      method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, errors: [503], access: "session",
+      method: "POST", path: "/v1/auth/sign-out", operationId: "signOut", tag, problems: ["service-unavailable"], access: "session",
       summary: "End the current session: its access token is refused from the next request on, and its refresh token too.",
       errorDescriptions: {
         401: "`urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session already ended.",
@@ -141,7 +141,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
     },
 
     sessionEndpoint(scope, {
-      method: "GET", path: "/v1/me", operationId: "me", tag, errors: [503],
+      method: "GET", path: "/v1/me", operationId: "me", tag, problems: ["service-unavailable"],
       summary: "The signed-in user and the tenants they belong to.",
       errorDescriptions: {
         401: "`urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session ended " +

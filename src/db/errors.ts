@@ -1,13 +1,25 @@
-import { HttpError } from "../http/problem.ts";
+import { type FieldError, HttpError, type ProblemKind } from "../http/problem.ts";
 
-// What a refused statement means to a client. The database enforces the rules; this
-// only names them. Anything not listed here is a fault of ours and stays a 500.
-type DatabaseError = {
+// What a refused statement means to a client. The database enforces the rules and names
+// the one that refused: a constraint's own name, or, for a rule a trigger or function
+// checks, the CONSTRAINT it raises with (`raise ... using constraint = '<rule>'`). This
+// module only looks those names up; it never reads the English of a message. Anything not
+// covered here is a fault of ours and stays a 500.
+//
+// How the database raises its own refusals (see docs/errors.md):
+//   SQLSTATE  PT<status>, PostgREST's convention: PT409, PT404
+//   CONSTRAINT the rule's name, a key of `rules` below
+//   DETAIL    for a lifecycle rule, a JSON object of the problem's extension members
+//             ({"currentStatus": ..., "requestedStatus": ..., "allowedStatuses": [...]})
+//   MESSAGE, HINT  the sentence a person reads; the problem's detail
+export type DatabaseError = {
   code: string;
   message: string;
-  constraint_name?: string;
-  column_name?: string;
+  detail?: string;
   hint?: string;
+  constraint_name?: string;
+  table_name?: string;
+  column_name?: string;
 };
 
 function isDatabaseError(error: unknown): error is DatabaseError {
@@ -15,95 +27,167 @@ function isDatabaseError(error: unknown): error is DatabaseError {
     typeof (error as { message?: unknown }).message === "string";
 }
 
-// Constraint names a client meets, in words; the rest fall back to the database's message.
-const constraintMessages: Record<string, string> = {
-  reservations_no_overlapping_stays: "The unit is already booked for some of these nights.",
-  access_codes_no_shared_active_code: "This code already opens the unit for an overlapping stay.",
-  payments_tenant_id_external_reference_key: "A payment with this external reference is already recorded.",
-  rate_plans_tenant_id_property_id_code_key: "The property already has a rate plan with this code.",
-  units_tenant_id_property_id_name_key: "The property already has a unit with this name.",
-  reservations_tenant_source_external_reference_key: "A reservation with this source and external reference already exists.",
-  properties_tenant_id_name_key: "A property with this name already exists.",
-  payments_tenant_id_reservation_id_currency_fkey: "The currency must be the reservation's currency.",
-  // Table-level checks Postgres names by position.
-  rate_plans_check: "maxStay must be at least minStay.",
-  rate_plans_check1: "A non-refundable rate plan has no free cancellation hours.",
-  payment_links_check: "expiresAt must be later than now.",
-  api_keys_check: "expiresAt must be later than now.",
-  access_codes_check: "validUntil must be after validFrom.",
+type Rule = {
+  problem: ProblemKind;
+  // The sentence for a constraint Postgres reports in its own words; rules raised by the
+  // domain's functions carry their own.
+  detail?: string;
+  // The request field to blame, as the client sent it.
+  field?: string;
 };
 
-function withHint(message: string, hint: string | undefined): string {
-  const sentence = message.charAt(0).toUpperCase() + message.slice(1);
-  return hint ? `${sentence}. ${hint}` : `${sentence}.`;
+// Every rule a client can meet, by the name the database gives it.
+export const rules: Record<string, Rule> = {
+  // Exclusion constraints.
+  reservations_no_overlapping_stays: { problem: "unit-already-booked", detail: "The unit is already booked for some of these nights." },
+  access_codes_no_shared_active_code: {
+    problem: "access-code-in-use", detail: "This code already opens the unit for an overlapping stay.", field: "code",
+  },
+  // Unique constraints.
+  properties_tenant_id_name_key: { problem: "already-exists", detail: "A property with this name already exists.", field: "name" },
+  units_tenant_id_property_id_name_key: {
+    problem: "already-exists", detail: "The property already has a unit with this name.", field: "name",
+  },
+  rate_plans_tenant_id_property_id_code_key: {
+    problem: "already-exists", detail: "The property already has a rate plan with this code.", field: "code",
+  },
+  reservations_tenant_source_external_reference_key: {
+    problem: "already-exists", detail: "A reservation with this source and external reference already exists.",
+    field: "externalReference",
+  },
+  payments_tenant_id_external_reference_key: {
+    problem: "already-exists", detail: "A payment with this external reference is already recorded.", field: "externalReference",
+  },
+  // Foreign keys whose refusal says more than "no such record".
+  payments_tenant_id_reservation_id_currency_fkey: {
+    problem: "unprocessable", detail: "The currency must be the reservation's currency.", field: "currency",
+  },
+  // Check constraints a request can break with valid-looking fields.
+  rate_plans_max_stay_not_below_min_stay: { problem: "unprocessable", detail: "maxStay must be at least minStay.", field: "maxStay" },
+  rate_plans_non_refundable_has_no_free_cancellation: {
+    problem: "unprocessable", detail: "A non-refundable rate plan has no free cancellation hours.", field: "freeCancellationHours",
+  },
+  payment_links_expire_in_the_future: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
+  api_keys_expire_in_the_future: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
+  access_codes_valid_until_after_valid_from: {
+    problem: "unprocessable", detail: "validUntil must be after validFrom.", field: "validUntil",
+  },
+  // Rules the domain's triggers and functions raise.
+  reservations_status_transition: { problem: "lifecycle-transition-refused" },
+  reservations_final_stay_fixed: { problem: "lifecycle-transition-refused" },
+  reservations_arrival_fixed_after_check_in: { problem: "lifecycle-transition-refused", field: "checkIn" },
+  tasks_status_transition: { problem: "lifecycle-transition-refused" },
+  tasks_final_fixed: { problem: "lifecycle-transition-refused" },
+  payment_links_status_transition: { problem: "lifecycle-transition-refused" },
+  payment_links_final_fixed: { problem: "lifecycle-transition-refused" },
+  payment_links_fields_fixed: { problem: "immutable-field" },
+  payments_link_must_be_active: { problem: "lifecycle-transition-refused" },
+  payments_fields_fixed: { problem: "immutable-field" },
+  access_codes_reservation_must_be_open: { problem: "lifecycle-transition-refused" },
+  access_codes_fields_fixed: { problem: "immutable-field" },
+  access_codes_revoked_final: { problem: "lifecycle-transition-refused" },
+  api_keys_fields_fixed: { problem: "immutable-field" },
+  api_keys_revoked_final: { problem: "lifecycle-transition-refused" },
+  notifications_status_transition: { problem: "lifecycle-transition-refused" },
+  notifications_sent_final: { problem: "lifecycle-transition-refused" },
+  tenant_members_keep_an_owner: { problem: "last-owner" },
+  tenant_members_already_a_member: { problem: "already-a-member", field: "email" },
+  tenant_members_no_such_user: { problem: "not-found" },
+  tenant_members_no_such_member: { problem: "not-found" },
+};
+
+// A fallback by SQLSTATE, for refusals that name no rule of the list above.
+const byCode: Record<string, ProblemKind> = {
+  PT409: "conflict",
+  PT404: "not-found",
+  "23P01": "conflict", // exclusion
+  "23505": "already-exists", // unique
+  "23503": "unknown-reference", // a referenced row that does not exist, or not in this tenant
+  "23514": "unprocessable", // check constraints and the domain's own checks
+  "23502": "unprocessable", // not null
+  "22001": "unprocessable", // value too long
+  "22003": "unprocessable", // numeric out of range
+  "22007": "unprocessable", // invalid datetime format
+  "22008": "unprocessable", // datetime field overflow
+  "22P02": "unprocessable", // invalid text representation
+  "22023": "unprocessable", // invalid parameter value
+  "22021": "unprocessable", // a byte sequence the encoding refuses (U+0000 among them)
+  "22P05": "unprocessable", // a character the encoding cannot hold
+  "42501": "forbidden", // row-level security or a permission rule
+};
+
+// What to do instead of deleting a resource that others still refer to, by its collection.
+const insteadOfDeleting: Record<string, string> = {
+  properties: "Archive it instead (status archived).",
+  units: "Archive it instead (status archived).",
+  "rate-plans": "Set it inactive instead (active false).",
+  reservations: "Cancel it instead.",
+};
+
+// A DELETE's foreign key refusal means others still refer to the row. Postgres reports
+// both directions of a foreign key with 23503 and the referring table, so only the
+// statement knows which it was: the delete routes ask here first.
+export function deleteRefusal(error: unknown, collection: string): HttpError | null {
+  if (!isDatabaseError(error) || error.code !== "23503") return null;
+  const referrer = error.table_name;
+  const what = referrer ? referrer.replace(/_/g, " ") : "other records";
+  const advice = insteadOfDeleting[collection];
+  return new HttpError("still-referenced", `It cannot be deleted while ${what} refer to it.${advice ? ` ${advice}` : ""}`, {
+    members: referrer ? { referencedBy: referrer } : {},
+  });
 }
 
 export function httpErrorFromDatabase(error: unknown): HttpError | null {
   if (!isDatabaseError(error)) return null;
-  const named = error.constraint_name ? constraintMessages[error.constraint_name] : undefined;
-  switch (error.code) {
-    case "PT409": // a lifecycle or state rule (raised by the domain's triggers)
-      return new HttpError("conflict", withHint(error.message, error.hint));
-    case "PT404":
-      return new HttpError("not-found", withHint(error.message, error.hint));
-    case "23P01": // exclusion: a double booking
-    case "23505": // unique
-      return new HttpError("conflict", named ?? withHint(error.message, error.hint));
-    case "23503": // a referenced row that does not exist (or is not this tenant's), or one still referenced
-      return error.message.startsWith("update or delete on table")
-        ? new HttpError("conflict", stillReferencedMessage(error))
-        : new HttpError("unprocessable", named ?? referenceMessage(error));
-    case "23514": // check constraints and the domain's own checks
-    case "23502": // not null
-    case "22001": // value too long
-    case "22003": // numeric out of range
-    case "22007": // invalid datetime format
-    case "22008": // datetime field overflow
-    case "22P02": // invalid text representation
-    case "22023": // invalid parameter value
-    case "22021": // a byte sequence the encoding refuses (U+0000 among them)
-    case "22P05": // a character the encoding cannot hold
-      return new HttpError("unprocessable", named ?? checkMessage(error));
-    case "42501": // row-level security or a permission rule
-      return new HttpError("forbidden", withHint(error.message, error.hint));
-    default:
-      return null;
+  const rule = error.constraint_name ? rules[error.constraint_name] : undefined;
+  const problem = rule?.problem ?? byCode[error.code];
+  if (!problem) return null;
+  const checked = rule ? undefined : checkedColumn(error);
+  const field = rule?.field ?? camelCase(error.column_name ?? checked);
+  const detail = rule?.detail ??
+    (checked ? `The value of ${field} is not allowed.` : undefined) ??
+    // A table's check Postgres reports in its own words: its name says which.
+    (error.code === "23514" && error.constraint_name ? `The values break the rule ${error.constraint_name}.` : undefined) ??
+    withHint(error.message, error.hint);
+  const errors: FieldError[] | undefined = field && problemCarriesFields(problem) ? [{ path: field, message: detail }] : undefined;
+  return new HttpError(problem, detail, {
+    ...(errors ? { errors } : {}),
+    members: members(error),
+  });
+}
+
+function problemCarriesFields(problem: ProblemKind): boolean {
+  return problem === "unprocessable" || problem === "already-exists" || problem === "unknown-reference" ||
+    problem === "access-code-in-use";
+}
+
+// A lifecycle refusal's DETAIL is a JSON object of the problem's extension members.
+function members(error: DatabaseError): Record<string, unknown> {
+  if (!error.code.startsWith("PT") || !error.detail) return {};
+  try {
+    const parsed: unknown = JSON.parse(error.detail);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? parsed as Record<string, unknown> : {};
+  } catch {
+    return {};
   }
 }
 
-// What to do instead of deleting a row that others still refer to, by its table.
-const insteadOfDeleting: Record<string, string> = {
-  properties: "Archive it instead (status archived).",
-  units: "Archive it instead (status archived).",
-  rate_plans: "Set it inactive instead (active false).",
-  reservations: "Cancel it instead.",
-};
-
-// Postgres: update or delete on table "units" violates foreign key constraint "…" on table "reservations".
-function stillReferencedMessage(error: DatabaseError): string {
-  const [, table, referrer] = /^update or delete on table "([a-z_]+)" .* on table "([a-z_]+)"$/.exec(error.message) ?? [];
-  const what = referrer ? referrer.replace(/_/g, " ") : "other records";
-  const advice = table ? insteadOfDeleting[table] : undefined;
-  return `It cannot be deleted while ${what} refer to it.${advice ? ` ${advice}` : ""}`;
+// A single column's check is named <table>_<column>_check: the name says the column.
+function checkedColumn(error: DatabaseError): string | undefined {
+  const { constraint_name: name, table_name: table } = error;
+  if (error.code !== "23514" || !name || !table || !name.startsWith(`${table}_`) || !name.endsWith("_check")) return undefined;
+  return name.slice(table.length + 1, -"_check".length) || undefined;
 }
 
-function referenceMessage(error: DatabaseError): string {
-  // postgres' own FK message names tables and keys; the domain's triggers write sentences.
-  if (error.message.startsWith("insert or update on table")) {
-    return "A referenced record does not exist in this tenant.";
-  }
-  return withHint(error.message, error.hint);
+function camelCase(column: string | undefined): string | undefined {
+  return column?.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-// A column's own check is named <table>_<column>_check by Postgres; the client sent
-// that column under its camelCase name.
-function checkMessage(error: DatabaseError & { table_name?: string }): string {
-  if (error.message.startsWith("new row for relation")) {
-    const column = error.table_name && error.constraint_name?.startsWith(`${error.table_name}_`)
-      ? error.constraint_name.slice(error.table_name.length + 1).replace(/_check\d*$/, "")
-      : null;
-    const field = column && column !== "check" ? column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : null;
-    return field ? `The value of ${field} is not allowed.` : `The values break the rule ${error.constraint_name}.`;
-  }
-  return withHint(error.message, error.hint);
+function sentence(message: string): string {
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}${message.endsWith(".") ? "" : "."}`;
+}
+
+function withHint(message: string, hint: string | undefined): string {
+  const first = sentence(message);
+  return hint ? `${first} ${sentence(hint)}` : first;
 }

@@ -1,6 +1,6 @@
 // A self-contained reference page: no CDN, no build step. It reads openapi.json next
 // to it and lists every operation by tag, with its parameters, body and responses,
-// then every named schema those refer to.
+// then every problem type and every named schema those refer to.
 export const referencePage = `<!doctype html>
 <html lang="en">
 <head>
@@ -81,6 +81,10 @@ fetch(documentUrl).then((r) => {
         body.append(el("p", {}, el("strong", { textContent: status + " " }), response.description));
         const content = response.content && Object.values(response.content)[0];
         if (content && Number(status) < 300) body.append(show(doc, content.schema));
+        // A problem response names the types it may carry.
+        const types = content && Number(status) >= 400 && content.schema.allOf &&
+          content.schema.allOf.map((part) => part.properties && part.properties.type && part.properties.type.enum).find(Boolean);
+        if (types) body.append(el("p", { className: "types" }, ...types.map((type) => el("code", { textContent: type + " " }))));
       }
       main.append(el("details", { className: "operation" },
         el("summary", {}, el("span", { className: "method " + method, textContent: method.toUpperCase() }),
@@ -88,6 +92,16 @@ fetch(documentUrl).then((r) => {
         body));
     }
   }
+  // Every problem type, with its status and what a client does about it.
+  main.append(el("h2", { id: "problem-types", textContent: "Problem types" }));
+  const problems = el("table", {}, el("tr", {}, el("th", { textContent: "type" }), el("th", { textContent: "Status" }),
+    el("th", { textContent: "Title" }), el("th", { textContent: "When, and what to do" })));
+  for (const type of doc.components.schemas.ProblemType.oneOf) {
+    problems.append(el("tr", { className: "problem-type" }, el("td", { className: "path", textContent: type.const }),
+      el("td", { textContent: String(type["x-status"]) }), el("td", { textContent: type.title }),
+      el("td", { textContent: type.description })));
+  }
+  main.append(problems);
   main.append(el("h2", { textContent: "Schemas" }));
   for (const [name, schema] of Object.entries(doc.components.schemas)) {
     main.append(el("h3", { id: "schema-" + name, textContent: name }), show(doc, schema));

@@ -60,7 +60,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       method: "POST", path: "/v1/external/reservations/{id}/payments", operationId: "recordExternalPayment", tag,
       summary: "Record a payment on a reservation of the key's property (contract route); its balance follows. " +
         "The same externalReference again returns the first payment and records nothing.",
-      params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, errors: [409, 422],
+      params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, problems: ["external-reference-reused", "lifecycle-transition-refused", "unprocessable"],
       success: [
         { status: 204, description: "Recorded (or recorded before, with Idempotent-Replayed: true)." },
         { status: 201, description: "Recorded, with Prefer: return=representation.", schema: payment, headers: ["ETag"] },
@@ -79,11 +79,11 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       }
       const first = await findPaymentByReference(db, body.externalReference);
       if (!first) {
-        throw new HttpError("conflict", "This externalReference is already recorded for a reservation of another property.");
+        throw new HttpError("external-reference-reused", "This externalReference is already recorded for a reservation of another property.");
       }
       const differs = mismatch(first, params.id, body);
       if (differs.length > 0) {
-        throw new HttpError("conflict", `This externalReference is already recorded with a different ${differs.join(", ")}.`);
+        throw new HttpError("external-reference-reused", `This externalReference is already recorded with a different ${differs.join(", ")}.`);
       }
       return recorded(request, first, true);
     }),

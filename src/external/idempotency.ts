@@ -74,10 +74,10 @@ export async function once(
   if (!await claim(db, key, hash)) {
     const first = await stored(db, key);
     if (!first || first.status === null) {
-      throw new HttpError("conflict", "A request with this Idempotency-Key is still in progress. Retry shortly.");
+      throw new HttpError("idempotency-key-in-progress", "A request with this Idempotency-Key is still in progress. Retry shortly.");
     }
     if (first.requestHash !== hash) {
-      throw new HttpError("conflict", "This Idempotency-Key was used for a different request. Use a new key for a new request.");
+      throw new HttpError("idempotency-key-reused", "This Idempotency-Key was used for a different request. Use a new key for a new request.");
     }
     const headers = JSON.parse(first.headers) as Record<string, string>;
     return new Response(first.body, { status: first.status, headers: { ...headers, [REPLAYED_HEADER]: "true" } });

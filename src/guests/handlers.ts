@@ -14,11 +14,11 @@ export function guestEndpoints(scope: RequestScope): Endpoint[] {
     guests.list({
       access: "member", summary: "List or search the tenant's guests, by last and first name.", query: listGuestsQuery,
     }, listGuests),
-    guests.create({ access: "member", summary: "Create a guest.", body: createGuestBody, errors: [422] }, insertGuest),
+    guests.create({ access: "member", summary: "Create a guest.", body: createGuestBody, problems: ["unprocessable"] }, insertGuest),
     guests.get({ access: "member", summary: "Read a guest." }, findGuest),
-    guests.update({ access: "member", summary: "Update a guest (contract route).", body: updateGuestBody, errors: [422] },
+    guests.update({ access: "member", summary: "Update a guest (contract route).", body: updateGuestBody, problems: ["unprocessable"] },
       { find: findGuest, update: updateGuest }),
-    guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", errors: [409] },
+    guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", problems: ["still-referenced"] },
       deleteGuest),
   ];
 }

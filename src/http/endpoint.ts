@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { fieldErrors, readJson, refuseNul } from "./json.ts";
-import { HttpError } from "./problem.ts";
+import { HttpError, type ProblemKind } from "./problem.ts";
 import type { Handler, Params } from "./router.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -34,10 +34,10 @@ export type EndpointDoc = {
   query?: z.ZodObject;
   body?: z.ZodType;
   success: SuccessDoc[];
-  // Problem statuses beyond those the access and inputs imply.
-  errors?: number[];
+  // Problem types beyond those the access and inputs imply; the registry gives each its status.
+  problems?: ProblemKind[];
   // What a status means on this route, where the document's general wording would not say
-  // (which problem types it carries, what a client should do).
+  // (what a client should do).
   errorDescriptions?: Partial<Record<number, string>>;
   // Accepts If-Match and answers 412 when it no longer matches.
   conditional?: boolean;

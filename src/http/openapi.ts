@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Endpoint } from "./endpoint.ts";
+import { type ProblemKind, problemTypes, problemTypeUri } from "./problem.ts";
 import { problem } from "./schemas.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -10,8 +11,8 @@ const errorText: Record<number, string> = {
   401: "The bearer token is missing, invalid or expired, or its session ended.",
   403: "The caller may not do this in this tenant.",
   404: "No such resource in this tenant (another tenant's id answers the same).",
-  409: "The request conflicts with the resource's state.",
-  412: "If-Match no longer matches the resource.",
+  409: "The request conflicts with the resource's state; `type` says which way.",
+  412: "If-Match no longer matches the resource: read it again.",
   413: "The body is too large.",
   415: "The body is not application/json.",
   422: "The request is well-formed but breaks a rule of the domain.",
@@ -55,20 +56,49 @@ export function rewriteRefs(value: unknown, from = "#/$defs/", to = "#/component
   return value;
 }
 
+// The problem types a route may answer: those its access and inputs imply, and its own.
 // Every route refuses query parameters it does not define (400); inside a tenant the
 // database may refuse a write by role (403) whatever the route's own access says.
-function problemStatuses(endpoint: Endpoint): number[] {
-  const statuses = new Set(endpoint.errors ?? []).add(400);
-  if (endpoint.access !== "public") statuses.add(401);
+function problemKinds(endpoint: Endpoint): ProblemKind[] {
+  const kinds = new Set<ProblemKind>(["validation"]);
+  if (endpoint.access !== "public") kinds.add("unauthorized");
   if (endpoint.access === "member" || endpoint.access === "manager") {
-    statuses.add(403);
-    if (endpoint.tenantFrom === "path") statuses.add(404);
+    kinds.add("forbidden");
+    if (endpoint.tenantFrom === "path") kinds.add("not-found");
   }
-  if (endpoint.params) statuses.add(404);
-  if (endpoint.body) [400, 413, 415].forEach((status) => statuses.add(status));
-  if (endpoint.conditional) statuses.add(412);
-  if (endpoint.idempotent) statuses.add(409);
-  return [...statuses].sort((a, b) => a - b);
+  if (endpoint.params) kinds.add("not-found");
+  if (endpoint.body) (["malformed-json", "payload-too-large", "unsupported-media-type"] as const).forEach((kind) => kinds.add(kind));
+  if (endpoint.conditional) kinds.add("stale-etag");
+  if (endpoint.idempotent) {
+    kinds.add("idempotency-key-reused");
+    kinds.add("idempotency-key-in-progress");
+  }
+  for (const kind of endpoint.problems ?? []) kinds.add(kind);
+  return [...kinds];
+}
+
+function byStatus(kinds: ProblemKind[]): Map<number, ProblemKind[]> {
+  const statuses = new Map<number, ProblemKind[]>();
+  for (const kind of kinds) {
+    const status = problemTypes[kind].status;
+    statuses.set(status, [...statuses.get(status) ?? [], kind]);
+  }
+  return new Map([...statuses].sort(([a], [b]) => a - b));
+}
+
+// Every problem type, with its status and what a client does about it: the document's
+// list of the values `type` takes.
+function problemTypeSchema(): JsonSchema {
+  return {
+    type: "string",
+    description: "The kind of problem, one URN per thing a client handles differently.",
+    oneOf: Object.entries(problemTypes).map(([kind, problemType]) => ({
+      const: problemTypeUri(kind as ProblemKind),
+      title: problemType.title,
+      description: problemType.meaning,
+      "x-status": problemType.status,
+    })),
+  };
 }
 
 function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
@@ -109,6 +139,10 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
   const components: Components = {};
   const paths: Record<string, Record<string, unknown>> = {};
   const problemRef = schemaOf(problem, "output", components);
+  // `type` takes one of the registry's values, each described once.
+  components.ProblemType = problemTypeSchema();
+  const problemProperties = components.Problem?.properties as Record<string, JsonSchema> | undefined;
+  if (problemProperties) problemProperties.type = { $ref: "#/components/schemas/ProblemType" };
 
   for (const endpoint of endpoints) {
     const responses: Record<string, unknown> = {};
@@ -121,14 +155,19 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
           : {}),
       };
     }
-    for (const status of problemStatuses(endpoint)) {
+    for (const [status, kinds] of byStatus(problemKinds(endpoint))) {
       responses[String(status)] = {
         description: endpoint.errorDescriptions?.[status] ??
           (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
           errorText[status] ?? "Error.",
         // Every 429 says how long to wait.
         ...(status === 429 ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } } : {}),
-        content: { "application/problem+json": { schema: problemRef } },
+        // The types this route answers with this status, narrowed from the document's list.
+        content: {
+          "application/problem+json": {
+            schema: { allOf: [problemRef, { type: "object", properties: { type: { enum: kinds.map(problemTypeUri) } } }] },
+          },
+        },
       };
     }
     const operation: Record<string, unknown> = {

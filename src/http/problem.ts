@@ -8,50 +8,132 @@
 
 export type FieldError = { path: string; message: string };
 
-export type ProblemKind =
-  | "validation"
-  | "unprocessable"
-  | "malformed-json"
-  | "unsupported-media-type"
-  | "payload-too-large"
-  | "unauthorized"
-  | "invalid-credentials"
-  | "invalid-refresh-token"
-  | "forbidden"
-  | "email-not-confirmed"
-  | "signup-disabled"
-  | "not-found"
-  | "method-not-allowed"
-  | "conflict"
-  | "email-taken"
-  | "weak-password"
-  | "precondition-failed"
-  | "too-many-requests"
-  | "service-unavailable"
-  | "internal";
-
-const titles: Record<ProblemKind, [number, string]> = {
-  "validation": [400, "Invalid request"],
-  "unprocessable": [422, "Unprocessable request"],
-  "malformed-json": [400, "Malformed JSON"],
-  "unsupported-media-type": [415, "Unsupported media type"],
-  "payload-too-large": [413, "Payload too large"],
-  "unauthorized": [401, "Unauthorized"],
-  "invalid-credentials": [401, "Invalid credentials"],
-  "invalid-refresh-token": [401, "Invalid refresh token"],
-  "forbidden": [403, "Forbidden"],
-  "email-not-confirmed": [403, "Email not confirmed"],
-  "signup-disabled": [403, "Sign-up disabled"],
-  "not-found": [404, "Not found"],
-  "method-not-allowed": [405, "Method not allowed"],
-  "conflict": [409, "Conflict"],
-  "email-taken": [409, "Email already registered"],
-  "weak-password": [422, "Weak password"],
-  "precondition-failed": [412, "Precondition failed"],
-  "too-many-requests": [429, "Too many requests"],
-  "service-unavailable": [503, "Service unavailable"],
-  "internal": [500, "Internal error"],
+export type ProblemType = {
+  status: number;
+  title: string;
+  // When it is answered and what a client does about it.
+  meaning: string;
 };
+
+// The registry: every problem type the API answers, with its status. The OpenAPI
+// document lists them (components.schemas.ProblemType) and /v1/docs shows them.
+export const problemTypes = {
+  "validation": {
+    status: 400, title: "Invalid request",
+    meaning: "A field, query parameter or header is missing, has the wrong type or format, or is unknown; `errors` names each. Fix the request.",
+  },
+  "malformed-json": { status: 400, title: "Malformed JSON", meaning: "The body is not JSON." },
+  "unauthorized": {
+    status: 401, title: "Unauthorized",
+    meaning: "The access token or API key is missing, invalid, expired or revoked: refresh the session, or sign in again.",
+  },
+  "invalid-credentials": {
+    status: 401, title: "Invalid credentials",
+    meaning: "Sign-in with a wrong email or password (the same answer for both, and for a banned account): ask again.",
+  },
+  "invalid-refresh-token": {
+    status: 401, title: "Invalid refresh token",
+    meaning: "The refresh token is unknown, already used, or its session ended: sign in again.",
+  },
+  "forbidden": { status: 403, title: "Forbidden", meaning: "Signed in, but this caller may not do this in this tenant." },
+  "email-not-confirmed": {
+    status: 403, title: "Email not confirmed",
+    meaning: "The password is right but the address is not confirmed yet: follow the link sent to it.",
+  },
+  "signup-disabled": { status: 403, title: "Sign-up disabled", meaning: "The project takes no new accounts." },
+  "not-found": {
+    status: 404, title: "Not found",
+    meaning: "An unknown route, or no such resource in this tenant (another tenant's id answers the same).",
+  },
+  "method-not-allowed": { status: 405, title: "Method not allowed", meaning: "A known path with another method; `Allow` lists the methods." },
+  "unit-already-booked": {
+    status: 409, title: "Unit already booked",
+    meaning: "The unit is booked for some of these nights: choose other dates or another unit.",
+  },
+  "access-code-in-use": {
+    status: 409, title: "Access code in use",
+    meaning: "The code already opens the unit for an overlapping stay: choose another code.",
+  },
+  "already-exists": {
+    status: 409, title: "Already exists",
+    meaning: "Something with this name, code or external reference already exists: read it, or choose another.",
+  },
+  "external-reference-reused": {
+    status: 409, title: "External reference reused",
+    meaning: "This `externalReference` is already recorded for another reservation or with other values: " +
+      "a retry must repeat the first request exactly, a new payment needs a new reference.",
+  },
+  "lifecycle-transition-refused": {
+    status: 409, title: "Lifecycle transition refused",
+    meaning: "The resource's status does not allow this change; `currentStatus` says where it is, and " +
+      "`allowedStatuses` (for a status change) where it may go. Read it again before deciding.",
+  },
+  "immutable-field": {
+    status: 409, title: "Field cannot change",
+    meaning: "These fields are fixed once created: revoke or cancel the resource and create another.",
+  },
+  "nothing-owed": {
+    status: 409, title: "Nothing owed",
+    meaning: "The reservation's balance is zero: there is nothing to ask for unless you give an amount.",
+  },
+  "still-referenced": {
+    status: 409, title: "Still referenced",
+    meaning: "It cannot be deleted while other records refer to it (`referencedBy`): archive or deactivate it instead.",
+  },
+  "already-a-member": { status: 409, title: "Already a member", meaning: "The user is already a member of this tenant." },
+  "last-owner": {
+    status: 409, title: "Last owner",
+    meaning: "A tenant keeps at least one owner: make another member owner first.",
+  },
+  "idempotency-key-reused": {
+    status: 409, title: "Idempotency-Key reused",
+    meaning: "This Idempotency-Key was used for a different request: use a new key for a new request.",
+  },
+  "idempotency-key-in-progress": {
+    status: 409, title: "Idempotency-Key in progress",
+    meaning: "The first request with this Idempotency-Key has not finished: retry shortly with the same key.",
+  },
+  "conflict": {
+    status: 409, title: "Conflict",
+    meaning: "A rule of the resource's state refuses the change and no more specific type above applies. Read it again before deciding.",
+  },
+  "email-taken": { status: 409, title: "Email already registered", meaning: "Sign-up with an address that already has an account: sign in instead." },
+  "stale-etag": {
+    status: 412, title: "Stale ETag",
+    meaning: "`If-Match` no longer matches: the resource changed since it was read (the current `ETag` is sent). Read it again and retry.",
+  },
+  "payload-too-large": { status: 413, title: "Payload too large", meaning: "The body is over 65,536 bytes." },
+  "unsupported-media-type": { status: 415, title: "Unsupported media type", meaning: "A body that is not `application/json`." },
+  "unprocessable": {
+    status: 422, title: "Unprocessable request",
+    meaning: "Well-formed, but a rule of the data refuses it (dates, capacity, stay limits, formats); `errors` names the field where one is to blame.",
+  },
+  "unknown-reference": {
+    status: 422, title: "Unknown reference",
+    meaning: "A referenced record (a property, unit, guest, rate plan, reservation, member) does not exist in this tenant, or not in the API key's property.",
+  },
+  "weak-password": {
+    status: 422, title: "Weak password",
+    meaning: "Supabase Auth refuses the password; `reasons` carries Auth's (`length`, `characters`, `pwned`) and `errors` names `password`.",
+  },
+  "too-many-requests": {
+    status: 429, title: "Too many requests",
+    meaning: "Supabase Auth's rate limit for this client's address; `Retry-After` says how many seconds to wait.",
+  },
+  "internal": { status: 500, title: "Internal error", meaning: "A defect of ours; the details go to the log only." },
+  "service-unavailable": {
+    status: 503, title: "Service unavailable",
+    meaning: "Supabase Auth or the database cannot be reached; `Retry-After` says when to try again.",
+  },
+} as const satisfies Record<string, ProblemType>;
+
+export type ProblemKind = keyof typeof problemTypes;
+
+export const PROBLEM_TYPE_PREFIX = "urn:pms:problem:";
+
+export function problemTypeUri(kind: ProblemKind): string {
+  return `${PROBLEM_TYPE_PREFIX}${kind}`;
+}
 
 export class HttpError extends Error {
   readonly status: number;
@@ -68,7 +150,7 @@ export class HttpError extends Error {
     } = {},
   ) {
     super(detail);
-    [this.status, this.title] = titles[kind];
+    ({ status: this.status, title: this.title } = problemTypes[kind]);
   }
 }
 
@@ -79,7 +161,7 @@ const STANDARD_MEMBERS = new Set(["type", "title", "status", "detail", "errors"]
 export function problemResponse(error: HttpError): Response {
   const extensions = Object.entries(error.extra.members ?? {}).filter(([name]) => !STANDARD_MEMBERS.has(name));
   const body = {
-    type: `urn:pms:problem:${error.kind}`,
+    type: problemTypeUri(error.kind),
     title: error.title,
     status: error.status,
     detail: error.detail,

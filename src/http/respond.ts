@@ -51,7 +51,7 @@ function assertIfMatch(request: Request, current: unknown): void {
   // If-Match compares strongly (RFC 9110 13.1.1): a weak validator never matches.
   const offered = header.split(",").map((value) => value.trim());
   if (!offered.includes(tag)) {
-    throw new HttpError("precondition-failed", "The resource changed since you read it. Read it again and retry.", {
+    throw new HttpError("stale-etag", "The resource changed since you read it. Read it again and retry.", {
       headers: { etag: tag },
     });
   }

@@ -18,6 +18,20 @@ export const problem = z.object({
   status: z.number().int(),
   detail: z.string(),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  currentStatus: z.string().optional().meta({
+    description: "With `urn:pms:problem:lifecycle-transition-refused`: the status the resource (or, for a new door code " +
+      "or payment, the reservation or payment link it needs) is in now.",
+  }),
+  requestedStatus: z.string().optional().meta({
+    description: "With `urn:pms:problem:lifecycle-transition-refused`, for a status change: the status asked for.",
+  }),
+  allowedStatuses: z.array(z.string()).optional().meta({
+    description: "With `urn:pms:problem:lifecycle-transition-refused`, for a status change: the statuses the resource " +
+      "may move to from `currentStatus` (none when it is final).",
+  }),
+  referencedBy: z.string().optional().meta({
+    description: "With `urn:pms:problem:still-referenced`: what still refers to the resource, like `reservations`.",
+  }),
   reasons: z.array(z.string()).optional().meta({
     description: "Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: " +
       "`length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach).",

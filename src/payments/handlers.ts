@@ -39,7 +39,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/payments", operationId: "recordPayment", tag,
       access: "member", summary: "Record a payment received for a reservation; its balance follows.",
-      params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, errors: [409, 422],
+      params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, problems: ["lifecycle-transition-refused", "already-exists", "unknown-reference", "unprocessable"],
       success: createdResponses(payment),
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertPayment(db, params.id, body, "manual");
@@ -56,13 +56,13 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
       access: "member", summary: "Create a payment link for a reservation (contract route); it asks for the balance by default.",
-      params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, errors: [409, 422],
+      params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, problems: ["nothing-owed", "lifecycle-transition-refused", "unprocessable"],
       success: createdResponses(paymentLink),
     }, async ({ db, params, body, request, missing }) => {
       const stay = await findReservation(db, params.id);
       if (!stay) throw missing();
       const amount = body.amount ?? stay.balance ?? 0;
-      if (amount <= 0) throw new HttpError("conflict", "The reservation owes nothing; give an amount to ask for.");
+      if (amount <= 0) throw new HttpError("nothing-owed", "The reservation owes nothing; give an amount to ask for.");
       const link = await insertPaymentLink(db, params.id, amount, body);
       return written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`) } });
     }),
@@ -70,7 +70,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/payment-links/{id}/cancel", operationId: "cancelPaymentLink", tag, access: "member",
       summary: "Cancel an active payment link; a paid, expired or cancelled one is a 409.", params: idParams,
-      resource: "payment link", prefer: true, errors: [409], success: changedResponses(paymentLink, "Cancelled."),
+      resource: "payment link", prefer: true, problems: ["lifecycle-transition-refused"], success: changedResponses(paymentLink, "Cancelled."),
     }, async ({ db, params, request, missing }) => {
       const cancelled = await cancelPaymentLink(db, params.id);
       if (!cancelled) throw missing();

@@ -12,15 +12,15 @@ export function propertyEndpoints(scope: RequestScope): Endpoint[] {
   return [
     properties.list({ access: "member", summary: "List the tenant's properties, by name.", query: listPropertiesQuery },
       listProperties),
-    properties.create({ access: "manager", summary: "Create a property.", body: createPropertyBody, errors: [409, 422] },
+    properties.create({ access: "manager", summary: "Create a property.", body: createPropertyBody, problems: ["already-exists", "unprocessable"] },
       insertProperty),
     properties.get({ access: "member", summary: "Read a property." }, findProperty),
     properties.update({
       access: "manager", summary: "Update a property (contract route). Archive it with status archived.",
-      body: updatePropertyBody, errors: [409, 422],
+      body: updatePropertyBody, problems: ["already-exists", "unprocessable"],
     }, { find: findProperty, update: updateProperty }),
     properties.remove({
-      access: "manager", summary: "Delete a property nothing refers to yet. While anything does, 409: archive it with PATCH instead.", errors: [409],
+      access: "manager", summary: "Delete a property nothing refers to yet. While anything does, 409: archive it with PATCH instead.", problems: ["still-referenced"],
     }, deleteProperty),
   ];
 }

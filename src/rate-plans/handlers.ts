@@ -14,16 +14,16 @@ export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
       access: "member", summary: "List the tenant's rate plans, by property and code.", query: listRatePlansQuery,
     }, listRatePlans),
     ratePlans.create({
-      access: "manager", summary: "Create a rate plan for a property.", body: createRatePlanBody, errors: [409, 422],
+      access: "manager", summary: "Create a rate plan for a property.", body: createRatePlanBody, problems: ["already-exists", "unknown-reference", "unprocessable"],
     }, insertRatePlan),
     ratePlans.get({ access: "member", summary: "Read a rate plan." }, findRatePlan),
     ratePlans.update({
       access: "manager",
       summary: "Update a rate plan (contract route). Its property and currency stay; withdraw it with active false.",
-      body: updateRatePlanBody, errors: [409, 422],
+      body: updateRatePlanBody, problems: ["already-exists", "unprocessable"],
     }, { find: findRatePlan, update: updateRatePlan }),
     ratePlans.remove({
-      access: "manager", summary: "Delete a rate plan no reservation uses. While one does, 409: set it inactive with PATCH instead.", errors: [409],
+      access: "manager", summary: "Delete a rate plan no reservation uses. While one does, 409: set it inactive with PATCH instead.", problems: ["still-referenced"],
     }, deleteRatePlan),
   ];
 }

@@ -39,7 +39,9 @@ const actions: { path: string; operationId: string; status: ReservationStatus; s
 async function alreadyThere(db: Transaction<DB>, id: string, status: ReservationStatus, missing: () => HttpError) {
   const current = await findReservation(db, id);
   if (!current) return missing();
-  return new HttpError("conflict", `The reservation is already ${status}.`);
+  return new HttpError("lifecycle-transition-refused", `The reservation is already ${status}.`, {
+    members: { currentStatus: current.status, requestedStatus: status },
+  });
 }
 
 export function reservationEndpoints(scope: RequestScope): Endpoint[] {
@@ -55,24 +57,24 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     }, listReservations),
     reservations.create({
       access: "member", summary: "Create a reservation. Nights already taken on the unit are a 409.",
-      body: createReservationBody, errors: [409, 422],
+      body: createReservationBody, problems: ["unit-already-booked", "already-exists", "unknown-reference", "unprocessable"],
     }, insertReservation),
     reservations.get({ access: "member", summary: "Read a reservation, with what is paid and what is owed." },
       findReservation),
     reservations.update({
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
-      body: updateReservationBody, errors: [409, 422],
+      body: updateReservationBody, problems: ["unit-already-booked", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
     }, { find: findReservation, update: updateReservation }),
     reservations.remove({
       access: "manager", summary: "Delete a reservation that has no payments (a mistake). Otherwise cancel it.",
-      errors: [409],
+      problems: ["still-referenced"],
     }, deleteReservation),
 
     ...actions.map((action) =>
       tenantEndpoint(scope, {
         method: "POST", path: `/v1/reservations/{id}/${action.path}`, operationId: action.operationId, tag,
         access: "member", summary: `${action.summary} 409 names the current status when the lifecycle does not allow it.`,
-        params: idParams, resource: "reservation", prefer: true, errors: [409, 422], success: done,
+        params: idParams, resource: "reservation", prefer: true, problems: ["lifecycle-transition-refused", "unprocessable"], success: done,
       }, async ({ db, params, request, missing }) => {
         const moved = await moveReservation(db, params.id, action.status);
         if (!moved) throw await alreadyThere(db, params.id, action.status, missing);
@@ -83,7 +85,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/cancel", operationId: "cancelReservation", tag, access: "member",
       summary: "Cancel a pending or confirmed reservation, with an optional reason; its nights are freed.",
-      params: idParams, resource: "reservation", body: cancelReservationBody, prefer: true, errors: [409], success: done,
+      params: idParams, resource: "reservation", body: cancelReservationBody, prefer: true, problems: ["lifecycle-transition-refused"], success: done,
     }, async ({ db, params, body, request, missing }) => {
       const moved = await moveReservation(db, params.id, "cancelled", body.reason ? { cancellation_reason: body.reason } : {});
       if (!moved) throw await alreadyThere(db, params.id, "cancelled", missing);

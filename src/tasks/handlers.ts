@@ -17,18 +17,18 @@ export function taskEndpoints(scope: RequestScope): Endpoint[] {
       access: "member", query: listTasksQuery,
       summary: "List tasks, soonest due first; filter by status, property, unit, assignee and due time.",
     }, listTasks),
-    tasks.create({ access: "member", summary: "Create a housekeeping or maintenance task.", body: createTaskBody, errors: [422] },
+    tasks.create({ access: "member", summary: "Create a housekeeping or maintenance task.", body: createTaskBody, problems: ["unknown-reference", "unprocessable"] },
       insertTask),
     tasks.get({ access: "member", summary: "Read a task." }, findTask),
     tasks.update({
-      access: "member", body: updateTaskBody, errors: [409, 422],
+      access: "member", body: updateTaskBody, problems: ["lifecycle-transition-refused", "unknown-reference", "unprocessable"],
       summary: "Change a task's details or assignee. A done or cancelled task no longer changes (409).",
     }, { find: findTask, update: updateTask }),
 
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tasks/{id}/status", operationId: "changeTaskStatus", tag: "Tasks", access: "member",
       summary: "Move a task through its lifecycle (contract route): open ↔ in_progress, then done or cancelled.",
-      params: idParams, resource: "task", body: changeTaskStatusBody, prefer: true, conditional: true, errors: [409],
+      params: idParams, resource: "task", body: changeTaskStatusBody, prefer: true, conditional: true, problems: ["lifecycle-transition-refused"],
       success: changedResponses(task),
     }, ({ db, params, body, request, missing }) =>
       conditionalUpdate(request, {

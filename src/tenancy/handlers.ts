@@ -44,7 +44,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     }),
 
     sessionEndpoint(scope, {
-      method: "POST", path: "/v1/tenants", operationId: "createTenant", tag, prefer: true, errors: [422],
+      method: "POST", path: "/v1/tenants", operationId: "createTenant", tag, prefer: true, problems: ["unprocessable"],
       summary: "Create a tenant; the caller becomes its owner.", body: createTenantBody,
       success: createdResponses(tenant, "Created."),
     }, async ({ db, body, request }) => {
@@ -68,7 +68,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tenants/{tenantId}", operationId: "updateTenant", tag, access: "manager",
       tenantFrom: "path", summary: "Change a tenant's name or settings.", params: tenantParams, resource: "tenant",
-      body: updateTenantBody, prefer: true, conditional: true, errors: [422],
+      body: updateTenantBody, prefer: true, conditional: true, problems: ["unprocessable"],
       success: changedResponses(tenant),
     }, ({ db, tenantId, body, request, missing }) =>
       conditionalUpdate(request, {
@@ -99,7 +99,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/tenants/{tenantId}/members", operationId: "addMember", tag, access: "manager",
       tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
-      params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, errors: [409],
+      params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, problems: ["already-a-member"],
       success: createdResponses(member, "Added."),
     }, async ({ db, body, request, tenantId }) => {
       const userId = await addMember(db, body.email, body.role);
@@ -124,7 +124,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       method: "PATCH", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "changeMemberRole", tag,
       access: "manager", tenantFrom: "path", params: memberParams, resource: "member", body: changeMemberBody, prefer: true,
       summary: "Change a member's role. Only owners grant or revoke owner; a tenant keeps one owner.",
-      errors: [409],
+      problems: ["last-owner"],
       success: changedResponses(member, "Changed."),
     }, async ({ db, params, body, request, missing }) => {
       await changeMemberRole(db, params.userId, body.role);
@@ -135,7 +135,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "DELETE", path: "/v1/tenants/{tenantId}/members/{userId}", operationId: "removeMember", tag,
-      access: "member", tenantFrom: "path", params: memberParams, resource: "member", errors: [409],
+      access: "member", tenantFrom: "path", params: memberParams, resource: "member", problems: ["last-owner"],
       summary: "Remove a member (managers), or leave the tenant (anyone, their own membership).",
       success: [{ status: 204, description: "Removed." }],
     }, async ({ db, params }) => {

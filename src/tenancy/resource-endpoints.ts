@@ -1,6 +1,7 @@
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { DB } from "../db/database.ts";
+import { deleteRefusal } from "../db/errors.ts";
 import type { Page } from "../db/pagination.ts";
 import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
 import { noContent } from "../http/json.ts";
@@ -12,6 +13,7 @@ import {
   representation,
   written,
 } from "../http/respond.ts";
+import type { ProblemKind } from "../http/problem.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "./endpoints.ts";
 import type { RequestScope } from "./request-scope.ts";
@@ -19,7 +21,7 @@ import type { RequestScope } from "./request-scope.ts";
 type Db = Transaction<DB>;
 
 // What a route of a resource states itself; the rest follows from the resource.
-type RouteDoc = { summary: string; access: "member" | "manager"; errors?: number[] };
+type RouteDoc = { summary: string; access: "member" | "manager"; problems?: ProblemKind[] };
 
 export type Resource = {
   tag: string;
@@ -118,7 +120,9 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
         method: "DELETE", path: `${path}/{id}`, operationId: `delete${name.one}`, tag, params: idParams, resource, ...doc,
         success: [{ status: 204, description: "Deleted." }],
       }, async ({ db, params, missing }) => {
-        const result = await remove(db, params.id);
+        const result = await remove(db, params.id).catch((error: unknown) => {
+          throw deleteRefusal(error, collection) ?? error;
+        });
         if (result.numDeletedRows === 0n) throw missing();
         return noContent();
       });

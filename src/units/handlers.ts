@@ -12,15 +12,15 @@ export function unitEndpoints(scope: RequestScope): Endpoint[] {
   return [
     units.list({ access: "member", summary: "List the tenant's units, by property and name.", query: listUnitsQuery },
       listUnits),
-    units.create({ access: "manager", summary: "Create a unit in a property.", body: createUnitBody, errors: [409, 422] },
+    units.create({ access: "manager", summary: "Create a unit in a property.", body: createUnitBody, problems: ["already-exists", "unknown-reference", "unprocessable"] },
       insertUnit),
     units.get({ access: "member", summary: "Read a unit." }, findUnit),
     units.update({
       access: "manager", summary: "Update a unit. Retire it with status archived; it cannot move to another property.",
-      body: updateUnitBody, errors: [409, 422],
+      body: updateUnitBody, problems: ["already-exists", "unprocessable"],
     }, { find: findUnit, update: updateUnit }),
     units.remove({
-      access: "manager", summary: "Delete a unit nothing refers to yet. While anything does, 409: archive it with PATCH instead.", errors: [409],
+      access: "manager", summary: "Delete a unit nothing refers to yet. While anything does, 409: archive it with PATCH instead.", problems: ["still-referenced"],
     }, deleteUnit),
   ];
 }

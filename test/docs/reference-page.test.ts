@@ -266,6 +266,20 @@ Deno.test("in headless Chromium the reference page lists every operation of the 
   }
 });
 
+Deno.test("in headless Chromium the reference page lists every problem type with its status and title", async () => {
+  const { components } = await servedDocument() as unknown as {
+    components: { schemas: { ProblemType: { oneOf: { const: string; title: string; "x-status": number }[] } } };
+  };
+  const { dom } = await rendered();
+  const rows = [...dom.matchAll(/<tr class="problem-type">([\s\S]*?)<\/tr>/g)]
+    .map(([, row]) => [...row!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map(([, cell]) => textOf(cell!)));
+  assert.deepEqual(
+    rows.map(([type, status, title]) => ({ type, status, title })),
+    components.schemas.ProblemType.oneOf.map((type) => ({ type: type.const, status: String(type["x-status"]), title: type.title })),
+  );
+  assert.ok(rows.some(([type]) => type === "urn:pms:problem:unit-already-booked"), "the table lists the specific types");
+});
+
 function isLoopback(url: string, base: string): boolean {
   const { protocol, hostname } = new URL(url, base);
   if (protocol === "data:" || protocol === "blob:" || protocol === "about:") return true;

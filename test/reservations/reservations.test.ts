@@ -448,7 +448,7 @@ Deno.test("PATCH /v1/reservations/{id}: partial; 204 with an ETag or 200 with th
     assert.notEqual(after1.body.updatedAt, reservation.updatedAt);
 
     const stale = await api.patch(path, { notes: "Stale" }, { "if-match": etag0 });
-    await expectProblem("PATCH", RESERVATION, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", RESERVATION, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     assert.deepEqual((await read(api, reservation.id)).body, after1.body, "nothing changed");
 

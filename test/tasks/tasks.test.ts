@@ -349,7 +349,7 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
     assert.deepEqual(await readTask(t.ownerClient, task.id), { body: started, etag: etag1 });
 
     const stale = await t.ownerClient.patch(path, { status: "done" }, { "if-match": etag0 });
-    await expectProblem("PATCH", TASK_STATUS, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", TASK_STATUS, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     assert.deepEqual(await readTask(t.ownerClient, task.id), { body: started, etag: etag1 }, "nothing changed");
 
@@ -362,7 +362,7 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
 
     // A stale tag is a 412 even on a final task: the precondition is checked first.
     const late = await t.ownerClient.patch(path, { status: "open" }, { "if-match": etag1 });
-    await expectProblem("PATCH", TASK_STATUS, late, 412, "precondition-failed");
+    await expectProblem("PATCH", TASK_STATUS, late, 412, "stale-etag");
     const current = await t.ownerClient.patch(path, { status: "open" }, { "if-match": etag2 });
     assert.match((await expectProblem("PATCH", TASK_STATUS, current, 409, "conflict")).detail, /\bdone\b/);
     assert.deepEqual(await readTask(t.ownerClient, task.id), finished, "nothing changed");
@@ -402,10 +402,10 @@ Deno.test("PATCH /v1/tasks/{id}: partial, 204 with an ETag or 200 with the task;
     assert.notEqual(etag1, etag0);
 
     const stale = await t.ownerClient.patch(path, { priority: "urgent" }, { "if-match": etag0 });
-    await expectProblem("PATCH", TASK, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", TASK, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const weak = await t.ownerClient.patch(path, { priority: "urgent" }, { "if-match": `W/${etag1}` });
-    await expectProblem("PATCH", TASK, weak, 412, "precondition-failed");
+    await expectProblem("PATCH", TASK, weak, 412, "stale-etag");
     assert.deepEqual(await readTask(t.ownerClient, task.id), first, "nothing changed");
 
     const changes = {

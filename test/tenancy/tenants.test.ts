@@ -225,7 +225,7 @@ Deno.test("PATCH /v1/tenants/{tenantId}: 204 with an ETag, or 200 with the tenan
     assert.equal(second.headers.get("etag"), etag1);
 
     const stale = await api.patch(path, { senderName: "Lost update" }, { "if-match": etag0 });
-    assert.match((await expectProblem("PATCH", TENANT, stale, 412, "precondition-failed")).detail, /changed/);
+    assert.match((await expectProblem("PATCH", TENANT, stale, 412, "stale-etag")).detail, /changed/);
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
 
     const full = await api.patch(path, { name: `${t.name} renamed`, senderEmail: "desk@hotel.example" }, {

@@ -359,12 +359,12 @@ Deno.test("PATCH /v1/units/{id}: a stale If-Match is 412 with the current ETag a
     assert.equal(current.body.capacity, 4);
 
     const stale = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0 });
-    await expectProblem("PATCH", UNIT, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", UNIT, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const staleRepr = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": etag0, ...representation });
-    await expectProblem("PATCH", UNIT, staleRepr, 412, "precondition-failed");
+    await expectProblem("PATCH", UNIT, staleRepr, 412, "stale-etag");
     const weak = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": `W/${etag1}` });
-    await expectProblem("PATCH", UNIT, weak, 412, "precondition-failed");
+    await expectProblem("PATCH", UNIT, weak, 412, "stale-etag");
     assert.deepEqual(await readUnit(t.ownerClient, unit.id), current, "a refused PATCH changes nothing");
 
     const matching = await t.ownerClient.patch(path, { capacity: 6 }, { "if-match": `"nope", ${etag1}`, ...representation });
