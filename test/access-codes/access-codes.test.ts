@@ -222,9 +222,9 @@ Deno.test("POST /v1/reservations/{id}/access-codes: 409 for a code active at the
 
     // The second stay's default window (from 2027-03-28T14:00Z) overlaps the first's (to 2027-03-29T10:00Z).
     const clash = await t.ownerClient.post(`/reservations/${second.id}/access-codes`, { code: digits });
-    assert.match((await expectProblem("POST", CODES, clash, 409, "conflict")).detail, /already opens/);
+    assert.match((await expectProblem("POST", CODES, clash, 409, "access-code-in-use")).detail, /already opens/);
     const sameStay = await t.ownerClient.post(`/reservations/${first.id}/access-codes`, { code: digits });
-    await expectProblem("POST", CODES, sameStay, 409, "conflict");
+    await expectProblem("POST", CODES, sameStay, 409, "access-code-in-use");
     assert.equal((await listCodes(t.ownerClient, second.id)).pagination.total, 0);
     assert.deepEqual((await listCodes(t.ownerClient, first.id)).data, [taken]);
 
@@ -267,19 +267,19 @@ Deno.test("access codes follow the stay: a checked-in stay gets one; checking ou
       assert.ok(now.revokedAt !== null && Date.parse(now.revokedAt) >= Date.parse(during.createdAt), JSON.stringify(now));
     }
     const checkedOut = await t.ownerClient.post(`/reservations/${stay.id}/access-codes`, {});
-    assert.match((await expectProblem("POST", CODES, checkedOut, 409, "conflict")).detail, /checked_out/);
+    assert.match((await expectProblem("POST", CODES, checkedOut, 409, "lifecycle-transition-refused")).detail, /checked_out/);
 
     const { reservation: called } = await createStay(t.ownerClient);
     const code = await createCode(t.ownerClient, called.id);
     await step(t.ownerClient, called.id, "cancel");
     assert.equal((await readCode(t.ownerClient, called.id, code.id)).status, "revoked");
     const cancelled = await t.ownerClient.post(`/reservations/${called.id}/access-codes`, {});
-    assert.match((await expectProblem("POST", CODES, cancelled, 409, "conflict")).detail, /cancelled/);
+    assert.match((await expectProblem("POST", CODES, cancelled, 409, "lifecycle-transition-refused")).detail, /cancelled/);
 
     const { reservation: missed } = await createStay(t.ownerClient, { status: "confirmed" });
     await step(t.ownerClient, missed.id, "no-show");
     const noShow = await t.ownerClient.post(`/reservations/${missed.id}/access-codes`, { code: "3333" });
-    assert.match((await expectProblem("POST", CODES, noShow, 409, "conflict")).detail, /no_show/);
+    assert.match((await expectProblem("POST", CODES, noShow, 409, "lifecycle-transition-refused")).detail, /no_show/);
 
     assert.equal((await listCodes(t.ownerClient, stay.id)).pagination.total, 2);
     assert.equal((await listCodes(t.ownerClient, called.id)).pagination.total, 1);
@@ -398,7 +398,7 @@ Deno.test("POST /v1/reservations/{id}/access-codes/{codeId}/revoke: revoking a r
     const revoked = await expectStatus<AccessCode>("GET", CODE, first, 200);
 
     const again = await t.ownerClient.post(`${path}/revoke`, undefined, representation);
-    assert.match((await expectProblem("POST", REVOKE, again, 409, "conflict")).detail, /revoked/);
+    assert.match((await expectProblem("POST", REVOKE, again, 409, "lifecycle-transition-refused")).detail, /revoked/);
     const after = await t.ownerClient.get(path);
     assert.deepEqual(await expectStatus("GET", CODE, after, 200), revoked, "nothing changed");
     assert.equal(after.headers.get("etag"), first.headers.get("etag"));

@@ -124,7 +124,7 @@ Deno.test("the same externalReference again returns the first payment and record
       ["another method", await pay(key.secret, stay.reservation.id, { ...body, method: "cash" })],
       ["a reservation of another property", await pay(elsewhereKey.secret, other.reservation.id, body)],
     ] as const) {
-      const problem = await expectProblem("POST", PAY, response, 409, "conflict");
+      const problem = await expectProblem("POST", PAY, response, 409, "external-reference-reused");
       assert.match(problem.detail, /externalReference/, label);
     }
     assert.deepEqual(await paymentsOf(sql, stay.reservation.id), [{ amount: 5000, external_reference: "psp-1" }]);
@@ -149,7 +149,7 @@ Deno.test("Idempotency-Key: a retry replays the first answer; a different body u
     assert.equal(retried.headers.get("etag"), first.headers.get("etag"));
 
     const conflict = await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-2" }, idempotency);
-    assert.match((await expectProblem("POST", PAY, conflict, 409, "conflict")).detail, /different request/);
+    assert.match((await expectProblem("POST", PAY, conflict, 409, "idempotency-key-reused")).detail, /different request/);
     await expectInvalid("POST", PAY, await pay(key.secret, stay.reservation.id, body, { "idempotency-key": "x".repeat(256) }),
       "Idempotency-Key");
 

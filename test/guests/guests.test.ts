@@ -506,13 +506,13 @@ Deno.test("DELETE /v1/guests/{id}: 409 while a reservation refers to the guest, 
     const path = `/guests/${guest.id}`;
 
     const refused = await t.ownerClient.delete(path);
-    assert.match((await expectProblem("DELETE", GUEST, refused, 409, "conflict")).detail, /refer/);
+    assert.match((await expectProblem("DELETE", GUEST, refused, 409, "still-referenced")).detail, /refer/);
     assert.deepEqual(await read(t.ownerClient, guest.id), before, "the guest is kept");
     const booking = await t.ownerClient.get(`/reservations/${reservation.id}`);
     assert.equal((await expectStatus<{ guestId: string }>("GET", "/v1/reservations/{id}", booking, 200)).guestId, guest.id);
 
     await expectMinimal("POST", "/v1/reservations/{id}/cancel", await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, {}), 204);
-    await expectProblem("DELETE", GUEST, await t.ownerClient.delete(path), 409, "conflict");
+    await expectProblem("DELETE", GUEST, await t.ownerClient.delete(path), 409, "still-referenced");
     assert.deepEqual(await read(t.ownerClient, guest.id), before, "the guest is still kept");
 
     await expectStatus("DELETE", "/v1/reservations/{id}", await t.ownerClient.delete(`/reservations/${reservation.id}`), 204);

@@ -217,7 +217,7 @@ Deno.test("POST /v1/reservations/{id}/payment-link: 409 when the reservation owe
 
     for (const reservation of [paid, overpaid, free]) {
       const refused = await t.ownerClient.post(`/reservations/${reservation.id}/payment-link`, {});
-      assert.match((await expectProblem("POST", CREATE, refused, 409, "conflict")).detail, /owes nothing/);
+      assert.match((await expectProblem("POST", CREATE, refused, 409, "nothing-owed")).detail, /owes nothing/);
     }
     assert.equal((await listLinks(t.ownerClient)).pagination.total, 0, "nothing was created");
 
@@ -409,7 +409,7 @@ Deno.test("POST /v1/payment-links/{id}/cancel: cancelling a cancelled link again
     const cancelled = await expectStatus<PaymentLink>("GET", LINK, first, 200);
 
     const again = await t.ownerClient.post(`/payment-links/${link.id}/cancel`, undefined, representation);
-    assert.match((await expectProblem("POST", CANCEL, again, 409, "conflict")).detail, /cancelled/);
+    assert.match((await expectProblem("POST", CANCEL, again, 409, "lifecycle-transition-refused")).detail, /cancelled/);
     const after = await t.ownerClient.get(`/payment-links/${link.id}`);
     assert.deepEqual(await expectStatus("GET", LINK, after, 200), cancelled, "nothing changed");
     assert.equal(after.headers.get("etag"), first.headers.get("etag"));
@@ -428,7 +428,7 @@ Deno.test("POST /v1/payment-links/{id}/cancel: a paid or expired link is 409 nam
       const before = await readLink(t.ownerClient, link.id);
       assert.equal(before.status, status);
       const refused = await t.ownerClient.post(`/payment-links/${link.id}/cancel`);
-      const problem = await expectProblem("POST", CANCEL, refused, 409, "conflict");
+      const problem = await expectProblem("POST", CANCEL, refused, 409, "lifecycle-transition-refused");
       assert.match(problem.detail, new RegExp(`${status} payment link can no longer change`));
       assert.deepEqual(await readLink(t.ownerClient, link.id), before, "nothing changed");
     }

@@ -216,7 +216,7 @@ Deno.test("POST /v1/reservations/{id}/payments: 409 for an external reference th
     const before = await readReservation(a.ownerClient, reservation.id);
 
     const again = await a.ownerClient.post(`/reservations/${reservation.id}/payments`, { amount: 5000, externalReference });
-    assert.match((await expectProblem("POST", RECORD, again, 409, "conflict")).detail, /external reference/);
+    assert.match((await expectProblem("POST", RECORD, again, 409, "already-exists")).detail, /external reference/);
     assert.deepEqual(await readReservation(a.ownerClient, reservation.id), before, "nothing changed");
     assert.equal((await listPayments(a.ownerClient)).pagination.total, 1);
 

@@ -119,9 +119,9 @@ Deno.test("POST /v1/properties: 409 for a name the tenant already uses; another 
     const b = await tenant("dup-b");
     const first = await createProperty(a.ownerClient);
     const again = await a.ownerClient.post("/properties", { name: first.name, timezone: "UTC", currency: "GBP" });
-    assert.match((await expectProblem("POST", PROPERTIES, again, 409, "conflict")).detail, /name already exists/);
+    assert.match((await expectProblem("POST", PROPERTIES, again, 409, "already-exists")).detail, /name already exists/);
     const padded = await a.ownerClient.post("/properties", { name: `  ${first.name} `, timezone: "UTC", currency: "GBP" });
-    await expectProblem("POST", PROPERTIES, padded, 409, "conflict");
+    await expectProblem("POST", PROPERTIES, padded, 409, "already-exists");
     assert.equal((await createProperty(b.ownerClient, { name: first.name })).name, first.name);
   }));
 
@@ -318,7 +318,7 @@ Deno.test("PATCH /v1/properties/{id}: 409 for a name in use, 404 for unknown and
     const one = await createProperty(t.ownerClient);
     const two = await createProperty(t.ownerClient);
     const clash = await t.ownerClient.patch(`/properties/${two.id}`, { name: one.name });
-    assert.match((await expectProblem("PATCH", PROPERTY, clash, 409, "conflict")).detail, /name already exists/);
+    assert.match((await expectProblem("PATCH", PROPERTY, clash, 409, "already-exists")).detail, /name already exists/);
     await expectProblem("PATCH", PROPERTY, await t.ownerClient.patch(`/properties/${UNKNOWN_ID}`, { city: "x" }), 404);
     await expectProblem(
       "PATCH", PROPERTY, await t.ownerClient.patch(`/properties/${UNKNOWN_ID}`, { city: "x" }, { "if-match": '"x"' }), 404,
@@ -339,7 +339,7 @@ Deno.test("DELETE /v1/properties/{id}: 204, then 404; 409 while a unit refers to
     const used = await createProperty(t.ownerClient);
     await createUnit(t.ownerClient, used.id);
     const refused = await t.ownerClient.delete(`/properties/${used.id}`);
-    assert.match((await expectProblem("DELETE", PROPERTY, refused, 409, "conflict")).detail, /units refer to it\. Archive it/);
+    assert.match((await expectProblem("DELETE", PROPERTY, refused, 409, "still-referenced")).detail, /units refer to it\. Archive it/);
     await expectStatus("GET", PROPERTY, await t.ownerClient.get(`/properties/${used.id}`), 200);
 
     await expectProblem("DELETE", PROPERTY, await t.ownerClient.delete(`/properties/${UNKNOWN_ID}`), 404, "not-found");

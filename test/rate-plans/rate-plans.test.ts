@@ -217,7 +217,7 @@ Deno.test("POST /v1/rate-plans: 409 for a code the property already has; another
     const again = await a.ownerClient.post("/rate-plans", {
       propertyId: property.id, name: "Another name", code: "BAR", currency: "GBP", nightlyPrice: 1,
     });
-    assert.match((await expectProblem("POST", RATE_PLANS, again, 409, "conflict")).detail, /already has a rate plan with this code/);
+    assert.match((await expectProblem("POST", RATE_PLANS, again, 409, "already-exists")).detail, /already has a rate plan with this code/);
     assert.deepEqual((await listPlans(a.ownerClient)).data, [first]);
 
     // Names are not unique; codes are, per property.
@@ -479,7 +479,7 @@ Deno.test("PATCH /v1/rate-plans/{id}: 409 for a code the property already has; 4
     const before = await readPlan(t.ownerClient, two.id);
 
     const clash = await t.ownerClient.patch(`/rate-plans/${two.id}`, { code: "BAR", nightlyPrice: 1 });
-    assert.match((await expectProblem("PATCH", RATE_PLAN, clash, 409, "conflict")).detail, /already has a rate plan with this code/);
+    assert.match((await expectProblem("PATCH", RATE_PLAN, clash, 409, "already-exists")).detail, /already has a rate plan with this code/);
     assert.deepEqual(await readPlan(t.ownerClient, two.id), before, "nothing changed");
     const elsewhere = await createRatePlan(t.ownerClient, second.id, { code: "CORP" });
     const recoded = await t.ownerClient.patch(`/rate-plans/${elsewhere.id}`, { code: "BAR" }, representation);
@@ -534,13 +534,14 @@ Deno.test("DELETE /v1/rate-plans/{id}: 409 while a reservation uses it; the plan
     const before = await readPlan(t.ownerClient, plan.id);
 
     const refused = await t.ownerClient.delete(`/rate-plans/${plan.id}`);
-    const problem = await expectProblem("DELETE", RATE_PLAN, refused, 409, "conflict");
+    const problem = await expectProblem("DELETE", RATE_PLAN, refused, 409, "still-referenced");
     assert.match(problem.detail, /refer/);
+    assert.equal(problem.referencedBy, "reservations");
     assert.deepEqual(await readPlan(t.ownerClient, plan.id), before, "neither deleted nor deactivated");
 
     const withdrawn = await t.ownerClient.patch(`/rate-plans/${plan.id}`, { active: false }, representation);
     assert.equal((await expectStatus<RatePlan>("PATCH", RATE_PLAN, withdrawn, 200)).active, false);
-    await expectProblem("DELETE", RATE_PLAN, await t.ownerClient.delete(`/rate-plans/${plan.id}`), 409, "conflict");
+    await expectProblem("DELETE", RATE_PLAN, await t.ownerClient.delete(`/rate-plans/${plan.id}`), 409, "still-referenced");
     const still = await t.ownerClient.get(`/reservations/${reservation.id}`);
     const kept = await expectStatus<Reservation>("GET", "/v1/reservations/{id}", still, 200);
     assert.deepEqual([kept.ratePlanId, kept.currency, kept.totalAmount], [plan.id, reservation.currency, reservation.totalAmount]);

@@ -143,8 +143,14 @@ for (const from of STATUSES) {
             const reservation = await fresh();
             const before = await read(api, reservation.id);
             const response = await act(api, reservation.id, action, representation, action === "cancel" ? "Too late" : undefined);
-            const problem = await expectProblem("POST", template, response, 409, "conflict");
+            const problem = await expectProblem("POST", template, response, 409, "lifecycle-transition-refused");
             assert.match(problem.detail, new RegExp(`\\b${from}\\b`), `the detail names the current status: ${problem.detail}`);
+            assert.equal(problem.currentStatus, from);
+            assert.equal(problem.requestedStatus, target[action]);
+            // Where it could go instead, unless it is already where it was asked to go.
+            if (from !== target[action]) {
+              assert.deepEqual([...problem.allowedStatuses ?? []].sort(), allowed[from].map((step) => target[step]).sort());
+            }
             const after = await read(api, reservation.id);
             assert.deepEqual(after.body, before.body, "nothing changed");
             assert.equal(after.etag, before.etag);
@@ -207,7 +213,7 @@ Deno.test("POST /v1/reservations/{id}/check-out: one open cleaning task for the 
     const again = await act(api, stay.id, "check-out");
     const still = await tasksOf(unit.id);
     assert.deepEqual(still.data.map((t) => t.id), [task.id]);
-    assert.match((await expectProblem("POST", actionTemplate("check-out"), again, 409, "conflict")).detail, /checked_out/);
+    assert.match((await expectProblem("POST", actionTemplate("check-out"), again, 409, "lifecycle-transition-refused")).detail, /checked_out/);
   }));
 
 Deno.test("POST /v1/reservations/{id}/check-in: 422 without a unit, and nothing changes; with a unit it checks in", () =>
@@ -256,7 +262,7 @@ Deno.test("lifecycle: ended stays free their nights on the unit (cancelled, no-s
         checkOut: first.checkOut,
       });
       if (holds[status]) {
-        const problem = await expectProblem("POST", RESERVATIONS, again, 409, "conflict");
+        const problem = await expectProblem("POST", RESERVATIONS, again, 409, "unit-already-booked");
         assert.match(problem.detail, /already booked/, `${status}: ${problem.detail}`);
       } else {
         await expectMinimal("POST", RESERVATIONS, again, 201);

@@ -360,7 +360,7 @@ Deno.test("POST /v1/reservations: 409 for nights taken on the unit; back-to-back
       ["2027-03-09", "2027-03-14"], // around
     ] as const) {
       const response = await api.post("/reservations", on(unit.id, checkIn, checkOut));
-      const problem = await expectProblem("POST", RESERVATIONS, response, 409, "conflict");
+      const problem = await expectProblem("POST", RESERVATIONS, response, 409, "unit-already-booked");
       assert.match(problem.detail, /already booked/, `${checkIn}..${checkOut}`);
     }
     assert.deepEqual((await list(api, `?unitId=${unit.id}`)).data.map((r) => r.id), [first.id], "nothing was created");
@@ -396,7 +396,7 @@ Deno.test("PATCH /v1/reservations/{id}: 409 for moving dates or unit onto taken 
     ];
     for (const [reservation, body] of refusals) {
       const response = await api.patch(`/reservations/${reservation.id}`, body);
-      const problem = await expectProblem("PATCH", RESERVATION, response, 409, "conflict");
+      const problem = await expectProblem("PATCH", RESERVATION, response, 409, "unit-already-booked");
       assert.match(problem.detail, /already booked/, JSON.stringify(body));
       assert.deepEqual((await read(api, reservation.id)).body, reservation, "nothing changed");
     }
@@ -596,7 +596,7 @@ Deno.test("PATCH /v1/reservations/{id} by status: live stays change freely; ende
       if (status === "checked_out" || status === "cancelled" || status === "no_show") {
         for (const body of stayChanges) {
           const response = await api.patch(path, body);
-          const problem = await expectProblem("PATCH", RESERVATION, response, 409, "conflict");
+          const problem = await expectProblem("PATCH", RESERVATION, response, 409, "lifecycle-transition-refused");
           assert.match(problem.detail, new RegExp(`\\b${status}\\b`), `${status} ${JSON.stringify(body)}: ${problem.detail}`);
           assert.deepEqual((await read(api, stay.id)).body, current, `${status}: nothing changed`);
         }
@@ -607,7 +607,7 @@ Deno.test("PATCH /v1/reservations/{id} by status: live stays change freely; ende
       let latest: Reservation = current;
       for (const body of stayChanges) {
         if (status === "checked_in" && "checkIn" in body) {
-          const problem = await expectProblem("PATCH", RESERVATION, await api.patch(path, body), 409, "conflict");
+          const problem = await expectProblem("PATCH", RESERVATION, await api.patch(path, body), 409, "lifecycle-transition-refused");
           assert.match(problem.detail, /checked_in reservation cannot move its arrival date/);
           assert.deepEqual((await read(api, stay.id)).body, latest, "nothing changed");
           continue;
@@ -669,7 +669,7 @@ Deno.test("DELETE /v1/reservations/{id}: 409 once a payment is recorded, and not
     assert.deepEqual([before.body.amountPaid, before.body.balance], [10000, reservation.totalAmount - 10000]);
 
     const refused = await api.delete(`/reservations/${reservation.id}`);
-    const problem = await expectProblem("DELETE", RESERVATION, refused, 409, "conflict");
+    const problem = await expectProblem("DELETE", RESERVATION, refused, 409, "still-referenced");
     const after = await read(api, reservation.id);
     assert.deepEqual(after.body, before.body, "nothing changed");
     assert.equal(after.etag, before.etag);

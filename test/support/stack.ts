@@ -62,6 +62,12 @@ export type Problem = {
   errors?: { path: string; message: string }[];
   // urn:pms:problem:weak-password only.
   reasons?: string[];
+  // urn:pms:problem:lifecycle-transition-refused only.
+  currentStatus?: string;
+  requestedStatus?: string;
+  allowedStatuses?: string[];
+  // urn:pms:problem:still-referenced only.
+  referencedBy?: string;
 };
 
 export async function readProblem(response: Response): Promise<Problem> {

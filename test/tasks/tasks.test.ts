@@ -279,7 +279,7 @@ Deno.test("PATCH /v1/tasks/{id}/status: every pair of statuses, with the stamps 
           }, step);
           assert.ok(Date.parse(stamped) >= Date.parse(before.body.updatedAt), `${step}: updatedAt moves forward`);
         } else {
-          const problem = await expectProblem("PATCH", TASK_STATUS, response, 409, "conflict");
+          const problem = await expectProblem("PATCH", TASK_STATUS, response, 409, "lifecycle-transition-refused");
           // The detail names the status the task is in (and it is final).
           assert.match(problem.detail, new RegExp(`\\b${from}\\b`), `${step}: ${problem.detail}`);
           const after = await readTask(t.ownerClient, task.id);
@@ -364,7 +364,7 @@ Deno.test("PATCH /v1/tasks/{id}/status: 200 with the task under Prefer; If-Match
     const late = await t.ownerClient.patch(path, { status: "open" }, { "if-match": etag1 });
     await expectProblem("PATCH", TASK_STATUS, late, 412, "stale-etag");
     const current = await t.ownerClient.patch(path, { status: "open" }, { "if-match": etag2 });
-    assert.match((await expectProblem("PATCH", TASK_STATUS, current, 409, "conflict")).detail, /\bdone\b/);
+    assert.match((await expectProblem("PATCH", TASK_STATUS, current, 409, "lifecycle-transition-refused")).detail, /\bdone\b/);
     assert.deepEqual(await readTask(t.ownerClient, task.id), finished, "nothing changed");
   }));
 
@@ -508,11 +508,11 @@ Deno.test("PATCH /v1/tasks/{id}: a done or cancelled task no longer changes (409
       const before = await readTask(t.ownerClient, task.id);
       for (const body of [{ title: "Renamed" }, { assigneeId: staff.id }, { priority: task.priority }, { dueAt: null }]) {
         const response = await t.ownerClient.patch(`/tasks/${task.id}`, body);
-        const problem = await expectProblem("PATCH", TASK, response, 409, "conflict");
+        const problem = await expectProblem("PATCH", TASK, response, 409, "lifecycle-transition-refused");
         assert.match(problem.detail, new RegExp(`\\b${status}\\b`), problem.detail);
       }
       const tagged = await t.ownerClient.patch(`/tasks/${task.id}`, { title: "Renamed" }, { "if-match": before.etag });
-      await expectProblem("PATCH", TASK, tagged, 409, "conflict");
+      await expectProblem("PATCH", TASK, tagged, 409, "lifecycle-transition-refused");
       assert.deepEqual(await readTask(t.ownerClient, task.id), before, `${status}: nothing changed`);
     }
   }));

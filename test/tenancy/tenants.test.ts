@@ -398,7 +398,7 @@ Deno.test("POST members: 409 for a member already in, 404 for an unknown email, 
     const path = `/tenants/${t.tenantId}/members`;
     const carol = await memberOf(t, "staff", "carol");
     const again = await t.ownerClient.post(path, { email: carol.email, role: "admin" });
-    assert.match((await expectProblem("POST", MEMBERS, again, 409, "conflict")).detail, /already a member/);
+    assert.match((await expectProblem("POST", MEMBERS, again, 409, "already-a-member")).detail, /already a member/);
     assert.equal((await expectStatus<Member>("GET", MEMBER, await t.ownerClient.get(`${path}/${carol.id}`), 200)).role, "staff");
 
     const nobody = await t.ownerClient.post(path, { email: `nobody-${crypto.randomUUID()}@test.example` });
@@ -476,7 +476,7 @@ Deno.test("PATCH members: 400 for a bad body, 404 for unknown or malformed ids, 
     await expectProblem("PATCH", MEMBER, await client(null).patch(path, { role: "admin" }), 401);
 
     const demote = await t.ownerClient.patch(`/tenants/${t.tenantId}/members/${t.owner.id}`, { role: "admin" });
-    assert.match((await expectProblem("PATCH", MEMBER, demote, 409, "conflict")).detail, /at least one owner/);
+    assert.match((await expectProblem("PATCH", MEMBER, demote, 409, "last-owner")).detail, /at least one owner/);
   }));
 
 Deno.test("role matrix: PATCH members — admins change staff and admins but not owners (403); staff is 403", () =>
@@ -536,7 +536,7 @@ Deno.test("DELETE members: 409 for the last owner, 404 for unknown or malformed 
   withFixture(async ({ user, tenant, memberOf }) => {
     const t = await tenant("remove4xx");
     const path = `/tenants/${t.tenantId}/members/${t.owner.id}`;
-    assert.match((await expectProblem("DELETE", MEMBER, await t.ownerClient.delete(path), 409, "conflict")).detail, /owner/);
+    assert.match((await expectProblem("DELETE", MEMBER, await t.ownerClient.delete(path), 409, "last-owner")).detail, /owner/);
     const outsider = await user("outsider");
     await expectProblem("DELETE", MEMBER, await t.ownerClient.delete(`/tenants/${t.tenantId}/members/${outsider.id}`), 404);
     await expectProblem("DELETE", MEMBER, await t.ownerClient.delete(`/tenants/${t.tenantId}/members/${MALFORMED_ID}`), 404);

@@ -150,9 +150,9 @@ Deno.test("POST /v1/units: 409 for a name the property already has; another prop
     const first = await createUnit(a.ownerClient, property.id);
 
     const again = await a.ownerClient.post("/units", { propertyId: property.id, name: first.name, type: "suite" });
-    assert.match((await expectProblem("POST", UNITS, again, 409, "conflict")).detail, /already has a unit with this name/);
+    assert.match((await expectProblem("POST", UNITS, again, 409, "already-exists")).detail, /already has a unit with this name/);
     const padded = await a.ownerClient.post("/units", { propertyId: property.id, name: ` ${first.name}  ` });
-    await expectProblem("POST", UNITS, padded, 409, "conflict");
+    await expectProblem("POST", UNITS, padded, 409, "already-exists");
     const list = await listUnits(a.ownerClient);
     assert.deepEqual(list.data, [first]);
 
@@ -419,7 +419,7 @@ Deno.test("PATCH /v1/units/{id}: 409 for a name the property already has; 404 fo
     const before = await readUnit(t.ownerClient, two.id);
 
     const clash = await t.ownerClient.patch(`/units/${two.id}`, { name: one.name, capacity: 5 });
-    assert.match((await expectProblem("PATCH", UNIT, clash, 409, "conflict")).detail, /already has a unit with this name/);
+    assert.match((await expectProblem("PATCH", UNIT, clash, 409, "already-exists")).detail, /already has a unit with this name/);
     assert.deepEqual(await readUnit(t.ownerClient, two.id), before, "nothing changed");
     // The same name in another property is fine.
     const elsewhere = await createUnit(t.ownerClient, second.id);
@@ -475,18 +475,18 @@ Deno.test("DELETE /v1/units/{id}: 409 while a reservation or a task refers to it
     const bookedBefore = await readUnit(t.ownerClient, booked.id);
 
     const refused = await t.ownerClient.delete(`/units/${booked.id}`);
-    assert.match((await expectProblem("DELETE", UNIT, refused, 409, "conflict")).detail, /reservations refer to it\. Archive it instead/);
+    assert.match((await expectProblem("DELETE", UNIT, refused, 409, "still-referenced")).detail, /reservations refer to it\. Archive it instead/);
     assert.deepEqual(await readUnit(t.ownerClient, booked.id), bookedBefore, "the unit is neither deleted nor archived");
 
     // Cancelling the reservation does not end the reference.
     const cancelled = await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, { reason: "plans changed" }, representation);
     const cancelledBody = await expectStatus<Reservation>("POST", "/v1/reservations/{id}/cancel", cancelled, 200);
     assert.deepEqual([cancelledBody.status, cancelledBody.unitId], ["cancelled", booked.id]);
-    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${booked.id}`), 409, "conflict");
+    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${booked.id}`), 409, "still-referenced");
 
     const archived = await t.ownerClient.patch(`/units/${booked.id}`, { status: "archived" }, representation);
     assert.equal((await expectStatus<Unit>("PATCH", UNIT, archived, 200)).status, "archived");
-    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${booked.id}`), 409, "conflict");
+    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${booked.id}`), 409, "still-referenced");
     assert.equal((await readUnit(t.ownerClient, booked.id)).body.status, "archived");
 
     const tasked = await createUnit(t.ownerClient, property.id);
@@ -495,7 +495,7 @@ Deno.test("DELETE /v1/units/{id}: 409 while a reservation or a task refers to it
     );
     assert.equal((await expectStatus<{ unitId: string }>("POST", "/v1/tasks", task, 201)).unitId, tasked.id);
     const taskedBefore = await readUnit(t.ownerClient, tasked.id);
-    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${tasked.id}`), 409, "conflict");
+    await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${tasked.id}`), 409, "still-referenced");
     assert.deepEqual(await readUnit(t.ownerClient, tasked.id), taskedBefore);
   }));
 
