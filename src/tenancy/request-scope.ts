@@ -1,7 +1,8 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
 import { compileOnce } from "../db/compile-once.ts";
-import { type DB, eachStatementAfter, runPrelude } from "../db/database.ts";
+import type { DB } from "../db/database.ts";
+import { eachStatementAfter, runPrelude } from "../db/pipelined-transactions.ts";
 import type { Database } from "../db/database.types.ts";
 import { unauthorized } from "../http/problem.ts";
 
