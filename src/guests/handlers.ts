@@ -1,5 +1,5 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { deleteGuest, findGuest, insertGuest, listGuests, updateGuest } from "./queries.ts";
 import { createGuestBody, guest, listGuestsQuery, updateGuestBody } from "./schema.ts";

@@ -1,5 +1,5 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { deleteRatePlan, findRatePlan, insertRatePlan, listRatePlans, updateRatePlan } from "./queries.ts";
 import { createRatePlanBody, listRatePlansQuery, ratePlan, updateRatePlanBody } from "./schema.ts";

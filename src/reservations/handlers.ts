@@ -2,10 +2,10 @@ import type { Transaction } from "kysely";
 import type { DB } from "../db/database.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import {
   deleteReservation,

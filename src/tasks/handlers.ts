@@ -1,8 +1,8 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { idParams } from "../http/schemas.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { conditionalUpdate } from "../http/respond.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { idParams } from "../http/schemas.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { deleteTask, findTask, insertTask, listTasks, updateTask } from "./queries.ts";
 import { changeTaskStatusBody, createTaskBody, listTasksQuery, task, updateTaskBody } from "./schema.ts";

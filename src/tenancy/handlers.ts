@@ -1,9 +1,10 @@
 import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { noContent } from "../http/json.ts";
+import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { conditionalUpdate, listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
-import { sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
+import { sessionEndpoint, tenantEndpoint } from "../http/session-endpoints.ts";
 import {
   addMember,
   changeMemberRole,
@@ -17,7 +18,6 @@ import {
   updateTenant,
 } from "./queries.ts";
 import type { RequestScope } from "./request-scope.ts";
-import { changedResponses, createdResponses } from "./resource-endpoints.ts";
 import {
   addMemberBody,
   changeMemberBody,

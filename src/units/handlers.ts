@@ -1,5 +1,5 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { deleteUnit, findUnit, insertUnit, listUnits, updateUnit } from "./queries.ts";
 import { createUnitBody, listUnitsQuery, unit, updateUnitBody } from "./schema.ts";

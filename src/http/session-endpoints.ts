@@ -1,8 +1,10 @@
+// The endpoints of a signed-in user, run in the request scope (src/tenancy/request-scope.ts):
+// outside any tenant (sessionEndpoint) or inside the one the request names (tenantEndpoint).
 import type { z } from "zod";
-import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "../http/endpoint.ts";
-import { HttpError } from "../http/problem.ts";
-import { id } from "../http/schemas.ts";
-import type { RequestScope, Session, TenantRole } from "./request-scope.ts";
+import type { RequestScope, Session, TenantRole } from "../tenancy/request-scope.ts";
+import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "./endpoint.ts";
+import { HttpError } from "./problem.ts";
+import { id } from "./schemas.ts";
 
 const TENANT_HEADER = "x-tenant-id";
 

@@ -2,19 +2,12 @@ import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { DB } from "../db/database.ts";
 import type { Page } from "../db/pagination.ts";
-import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
-import { noContent } from "../http/json.ts";
-import {
-  conditionalUpdate,
-  listResponse,
-  locationOf,
-  type Pagination,
-  representation,
-  written,
-} from "../http/respond.ts";
-import { idParams, listOf } from "../http/schemas.ts";
-import { tenantEndpoint } from "./endpoints.ts";
-import type { RequestScope } from "./request-scope.ts";
+import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { Endpoint, SuccessDoc } from "./endpoint.ts";
+import { noContent } from "./json.ts";
+import { conditionalUpdate, listResponse, locationOf, type Pagination, representation, written } from "./respond.ts";
+import { idParams, listOf } from "./schemas.ts";
+import { tenantEndpoint } from "./session-endpoints.ts";
 
 type Db = Transaction<DB>;
 
