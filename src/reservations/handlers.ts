@@ -12,6 +12,7 @@ import {
   findReservation,
   insertReservation,
   listReservations,
+  lockReservation,
   moveReservation,
   type ReservationStatus,
   updateReservation,
@@ -62,7 +63,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     reservations.update({
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
       body: updateReservationBody, errors: [409, 422],
-    }, { find: findReservation, update: updateReservation }),
+    }, { lock: lockReservation, update: updateReservation }),
     reservations.remove({
       access: "manager", summary: "Delete a reservation that has no payments (a mistake). Otherwise cancel it.",
       errors: [409],

@@ -14,6 +14,7 @@ import {
   findTenant,
   listMembers,
   listMyTenants,
+  lockTenant,
   removeMember,
   updateTenant,
 } from "./queries.ts";
@@ -72,7 +73,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       success: changedResponses(tenant),
     }, ({ db, tenantId, body, request, missing }) =>
       conditionalUpdate(request, {
-        lock: () => findTenant(db, tenantId, { lock: true }),
+        lock: () => lockTenant(db, tenantId),
         update: () => updateTenant(db, tenantId, body),
         notFound: missing,
       })),
