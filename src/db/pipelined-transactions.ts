@@ -27,8 +27,9 @@
 // the first statement of its transaction or the fifth, so reads lose no consistency they
 // had in one transaction. What they do lose is what only one transaction gives: a lock or
 // a setting outliving its statement, one now() for all, and all-or-nothing: a write
-// commits with its own statement, whatever the next one does. So a read's statements
-// must not be taken for one transaction.
+// commits with its own statement, whatever the next one does. So handlers are given such
+// a transaction as `Reads` (src/db/reads.ts), which offers no writes, and
+// test/db/reads.test.ts shows what a read may and may not rely on.
 import {
   CompiledQuery,
   type DatabaseConnection,

@@ -8,7 +8,8 @@ import type { DB } from "./database.ts";
 // RLS applies to it, but nothing carries from one statement to the next. Another request's
 // write committed between two of them is seen by the second (as under read committed in
 // one transaction); a row lock taken by one is gone before the next; now() moves; a setting
-// made by one is not there for the next.
+// made by one is not there for the next. test/db/reads.test.ts shows each of these on
+// the database.
 //
 // So a read has nothing to write with: only selects (selectFrom, selectNoFrom), a
 // compiled statement (executeQuery, for compileOnce's) and `sql` templates (getExecutor,
