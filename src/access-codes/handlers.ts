@@ -1,10 +1,10 @@
 import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
+import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import { findReservation } from "../reservations/queries.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, createdResponses } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { findAccessCode, insertAccessCode, listAccessCodes, revokeAccessCode } from "./queries.ts";
 import { accessCode, accessCodeParams, createAccessCodeBody } from "./schema.ts";

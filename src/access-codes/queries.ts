@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createAccessCodeBody } from "./schema.ts";
 
 const columns = camelSelection([
@@ -10,13 +11,13 @@ const columns = camelSelection([
   "updated_at",
 ]);
 
-export function listAccessCodes(db: Transaction<DB>, reservationId: string, page: Page) {
+export function listAccessCodes(db: Reads, reservationId: string, page: Page) {
   const query = db.selectFrom("access_codes").select(columns).where("reservation_id", "=", reservationId)
     .orderBy("created_at").orderBy("id");
   return paginate(query, page);
 }
 
-export function findAccessCode(db: Transaction<DB>, reservationId: string, id: string) {
+export function findAccessCode(db: Reads, reservationId: string, id: string) {
   return db.selectFrom("access_codes").select(columns).where("reservation_id", "=", reservationId).where("id", "=", id)
     .executeTakeFirst();
 }

@@ -1,10 +1,10 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { jsonText, noContent } from "../http/json.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import { locationOf } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
 import { findApiKey, insertApiKey, listApiKeys, revokeApiKey } from "./queries.ts";
 import { apiKey, createApiKeyBody, issuedApiKey, listApiKeysQuery } from "./schema.ts";
 import { issueKey } from "./secret.ts";

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { apiKeyStatuses, createApiKeyBody, listApiKeysQuery } from "./schema.ts";
 import { type IssuedKey, prefixOf } from "./secret.ts";
 
@@ -25,7 +26,7 @@ function present<R extends Row>({ keyId, ...row }: R) {
   return { ...row, prefix: prefixOf(keyId) };
 }
 
-export async function listApiKeys(db: Transaction<DB>, filter: z.output<typeof listApiKeysQuery>, page: Page) {
+export async function listApiKeys(db: Reads, filter: z.output<typeof listApiKeysQuery>, page: Page) {
   let query = db.selectFrom("api_keys").select(columns)
     .orderBy("created_at", "desc").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
@@ -34,7 +35,7 @@ export async function listApiKeys(db: Transaction<DB>, filter: z.output<typeof l
   return { data: data.map(present), pagination };
 }
 
-export async function findApiKey(db: Transaction<DB>, id: string) {
+export async function findApiKey(db: Reads, id: string) {
   const row = await db.selectFrom("api_keys").select(columns).where("id", "=", id)
     .executeTakeFirst();
   return row && present(row);

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { type Endpoint, parseInput, publicEndpoint } from "../http/endpoint.ts";
 import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
-import { sessionEndpoint } from "../tenancy/endpoints.ts";
+import { sessionEndpoint } from "../http/session-endpoints.ts";
 import { myTenants } from "../tenancy/queries.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { IdentityError, type IdentityProvider, IdentityUnavailable } from "./identity-provider.ts";

@@ -1,10 +1,22 @@
 import type { z } from "zod";
-import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseParams, parseQuery } from "../http/endpoint.ts";
+import {
+  type Docs,
+  type Endpoint,
+  type HandlerDb,
+  type Method,
+  notFound,
+  type ParsedInput,
+  parseBody,
+  parseParams,
+  parseQuery,
+} from "../http/endpoint.ts";
 import type { HttpError } from "../http/problem.ts";
 import { idempotencyKeyOf, once, requestHash } from "./idempotency.ts";
 import type { Integration, IntegrationScope } from "./integration-scope.ts";
 
-export type IntegrationContext<P, Q, B> = Integration & ParsedInput<P, Q, B> & {
+// A GET's handler reads (HandlerDb), though the route runs in one transaction.
+export type IntegrationContext<P, Q, B, M extends Method = Method> = Omit<Integration, "db"> & ParsedInput<P, Q, B> & {
+  db: HandlerDb<M>;
   request: Request;
   // The route's 404, the same for a malformed id, an unknown one, another property's and another tenant's.
   missing: () => HttpError;
@@ -16,11 +28,15 @@ export function integrationEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
+  M extends Method = Method,
 >(
   scope: IntegrationScope,
-  doc: Docs<P, Q, B>,
-  work: (context: IntegrationContext<P, Q, B>) => Promise<Response>,
+  doc: Docs<P, Q, B, M>,
+  work: (context: IntegrationContext<P, Q, B, M>) => Promise<Response>,
 ): Endpoint {
+  // The transaction is what either kind of handler may be given; the compiler cannot
+  // follow the method from `doc` to the handler's type, so it is told.
+  const handler = work as (context: IntegrationContext<P, Q, B>) => Promise<Response>;
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
   const idempotent = doc.method === "POST";
@@ -36,7 +52,7 @@ export function integrationEndpoint<
       return await scope.run(key, async (integration) => {
         // After the key: without a valid one, every path is refused alike.
         const parsedParams = parseParams(doc.params as P, params, doc.resource);
-        const run = () => work({ ...integration, params: parsedParams, query, body, request, missing });
+        const run = () => handler({ ...integration, params: parsedParams, query, body, request, missing });
         if (idempotencyKey === null) return await run();
         const hash = requestHash(doc.operationId, { params: parsedParams, body });
         return await once(integration.db, idempotencyKey, hash, run);

@@ -1,7 +1,7 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteGuest, findGuest, insertGuest, listGuests, updateGuest } from "./queries.ts";
+import { deleteGuest, findGuest, insertGuest, listGuests, lockGuest, updateGuest } from "./queries.ts";
 import { createGuestBody, guest, listGuestsQuery, updateGuestBody } from "./schema.ts";
 
 // Staff keep guest records; erasing one is for owners and admins.
@@ -17,7 +17,7 @@ export function guestEndpoints(scope: RequestScope): Endpoint[] {
     guests.create({ access: "member", summary: "Create a guest.", body: createGuestBody, problems: ["unprocessable"] }, insertGuest),
     guests.get({ access: "member", summary: "Read a guest." }, findGuest),
     guests.update({ access: "member", summary: "Update a guest (contract route).", body: updateGuestBody, problems: ["unprocessable"] },
-      { find: findGuest, update: updateGuest }),
+      { lock: lockGuest, update: updateGuest }),
     guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", problems: ["still-referenced"] },
       deleteGuest),
   ];

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createGuestBody, listGuestsQuery, updateGuestBody } from "./schema.ts";
 
 const columns = camelSelection([
@@ -16,10 +17,10 @@ function containing(text: string): string {
   return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
 }
 
-// Every query runs in the request's transaction, where RLS limits rows to its tenant.
+// Every query runs under the request's context, where RLS limits rows to its tenant.
 // Names sort by lower() because the database collates bytewise (C) and
 // guests_tenant_name_idx is built on lower(); the raw names would put "de Vries" after "Zhou".
-export function listGuests(db: Transaction<DB>, filter: z.output<typeof listGuestsQuery>, page: Page) {
+export function listGuests(db: Reads, filter: z.output<typeof listGuestsQuery>, page: Page) {
   let query = db.selectFrom("guests").select(columns)
     .orderBy((eb) => eb.fn("lower", ["last_name"]))
     .orderBy((eb) => eb.fn("lower", ["first_name"]))
@@ -35,9 +36,13 @@ export function listGuests(db: Transaction<DB>, filter: z.output<typeof listGues
   return paginate(query, page);
 }
 
-export function findGuest(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("guests").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findGuest(db: Reads, id: string) {
+  return db.selectFrom("guests").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockGuest(db: Transaction<DB>, id: string) {
+  return db.selectFrom("guests").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function insertGuest(db: Transaction<DB>, input: z.output<typeof createGuestBody>) {

@@ -1,9 +1,16 @@
+import type { Transaction } from "kysely";
 import { z } from "zod";
+import type { DB } from "../db/database.ts";
+import type { Reads } from "../db/reads.ts";
 import { fieldErrors, readJson, refuseNul } from "./json.ts";
 import { HttpError, type ProblemKind } from "./problem.ts";
 import type { Handler, Params } from "./router.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+// What a handler of a route with this method queries with: a GET reads, statement by
+// statement for all it knows (see Reads); any other method writes, in one transaction.
+export type HandlerDb<M extends Method> = M extends "GET" ? Reads : Transaction<DB>;
 
 // Who may call an endpoint: anyone, any signed-in user, or a member of the request's
 // tenant; "manager" is an owner or admin of it; "integration" is an API key's holder.
@@ -109,7 +116,12 @@ export async function parseInput<P extends z.ZodObject | undefined, Q extends z.
 }
 
 // An endpoint's documentation with its schemas typed, for the builders to infer inputs from.
-export type Docs<P, Q, B> = Omit<EndpointDoc, "params" | "query" | "body" | "access"> & { params?: P; query?: Q; body?: B };
+export type Docs<P, Q, B, M extends Method = Method> = Omit<EndpointDoc, "method" | "params" | "query" | "body" | "access"> & {
+  method: M;
+  params?: P;
+  query?: Q;
+  body?: B;
+};
 
 // A route anyone may call: sign-in, sign-up, health, the API's own description.
 export function publicEndpoint<

@@ -1,8 +1,8 @@
 import type { Endpoint } from "../http/endpoint.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { listResponse, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import { findNotification, listNotifications, listPreferences, upsertPreference } from "./queries.ts";
 import {

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { listNotificationsQuery, setPreferenceBody } from "./schema.ts";
 
 const notificationColumns = camelSelection([
@@ -13,7 +14,7 @@ const notificationColumns = camelSelection([
 const preferenceColumns = camelSelection(["template_key", "channel", "enabled", "updated_at"]);
 
 // RLS limits every query to the request's tenant (contract rule 3).
-export function listNotifications(db: Transaction<DB>, filter: z.output<typeof listNotificationsQuery>, page: Page) {
+export function listNotifications(db: Reads, filter: z.output<typeof listNotificationsQuery>, page: Page) {
   let query = db.selectFrom("notifications").select(notificationColumns)
     .orderBy("created_at", "desc").orderBy("id", "desc");
   if (filter.status) query = query.where("status", "in", filter.status);
@@ -22,11 +23,11 @@ export function listNotifications(db: Transaction<DB>, filter: z.output<typeof l
   return paginate(query, page);
 }
 
-export function findNotification(db: Transaction<DB>, id: string) {
+export function findNotification(db: Reads, id: string) {
   return db.selectFrom("notifications").select(notificationColumns).where("id", "=", id).executeTakeFirst();
 }
 
-export function listPreferences(db: Transaction<DB>, page: Page) {
+export function listPreferences(db: Reads, page: Page) {
   const query = db.selectFrom("notification_preferences").select(preferenceColumns)
     .orderBy("template_key").orderBy("channel");
   return paginate(query, page);

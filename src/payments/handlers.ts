@@ -1,10 +1,10 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
+import { changedResponses, createdResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { locationOf, written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import { findReservation } from "../reservations/queries.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, createdResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import {
   cancelPaymentLink,

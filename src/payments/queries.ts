@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type {
   createPaymentLinkBody,
   listPaymentLinksQuery,
@@ -22,14 +23,14 @@ const linkColumns = camelSelection([
   "cancelled_at", "created_at", "updated_at",
 ]);
 
-export function listPayments(db: Transaction<DB>, filter: z.output<typeof listPaymentsQuery>, page: Page) {
+export function listPayments(db: Reads, filter: z.output<typeof listPaymentsQuery>, page: Page) {
   let query = db.selectFrom("payments").select(paymentColumns).orderBy("received_at", "desc").orderBy("id");
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
   if (filter.source) query = query.where("source", "in", filter.source);
   return paginate(query, page);
 }
 
-export function findPayment(db: Transaction<DB>, id: string) {
+export function findPayment(db: Reads, id: string) {
   return db.selectFrom("payments").select(paymentColumns).where("id", "=", id).executeTakeFirst();
 }
 
@@ -59,19 +60,19 @@ export function insertPayment(
     .returning(paymentColumns).executeTakeFirst();
 }
 
-export function findPaymentByReference(db: Transaction<DB>, externalReference: string) {
+export function findPaymentByReference(db: Reads, externalReference: string) {
   return db.selectFrom("payments").select(paymentColumns).where("external_reference", "=", externalReference)
     .executeTakeFirst();
 }
 
-export function listPaymentLinks(db: Transaction<DB>, filter: z.output<typeof listPaymentLinksQuery>, page: Page) {
+export function listPaymentLinks(db: Reads, filter: z.output<typeof listPaymentLinksQuery>, page: Page) {
   let query = db.selectFrom("payment_links").select(linkColumns).orderBy("created_at", "desc").orderBy("id");
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
   if (filter.status) query = query.where("status", "in", filter.status);
   return paginate(query, page);
 }
 
-export function findPaymentLink(db: Transaction<DB>, id: string) {
+export function findPaymentLink(db: Reads, id: string) {
   return db.selectFrom("payment_links").select(linkColumns).where("id", "=", id).executeTakeFirst();
 }
 

@@ -1,7 +1,7 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteProperty, findProperty, insertProperty, listProperties, updateProperty } from "./queries.ts";
+import { deleteProperty, findProperty, insertProperty, listProperties, lockProperty, updateProperty } from "./queries.ts";
 import { createPropertyBody, listPropertiesQuery, property, updatePropertyBody } from "./schema.ts";
 
 export function propertyEndpoints(scope: RequestScope): Endpoint[] {
@@ -18,7 +18,7 @@ export function propertyEndpoints(scope: RequestScope): Endpoint[] {
     properties.update({
       access: "manager", summary: "Update a property (contract route). Archive it with status archived.",
       body: updatePropertyBody, problems: ["already-exists", "unprocessable"],
-    }, { find: findProperty, update: updateProperty }),
+    }, { lock: lockProperty, update: updateProperty }),
     properties.remove({
       access: "manager", summary: "Delete a property nothing refers to yet. While anything does, 409: archive it with PATCH instead.", problems: ["still-referenced"],
     }, deleteProperty),

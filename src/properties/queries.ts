@@ -2,6 +2,7 @@ import type { Transaction } from "kysely";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { z } from "zod";
 import type { createPropertyBody, listPropertiesQuery, updatePropertyBody } from "./schema.ts";
 
@@ -10,16 +11,20 @@ const columns = camelSelection([
   "country_code", "email", "phone", "check_in_time", "check_out_time", "status", "created_at", "updated_at",
 ]);
 
-// Every query runs in the request's transaction, where RLS limits rows to its tenant.
-export function listProperties(db: Transaction<DB>, filter: z.output<typeof listPropertiesQuery>, page: Page) {
+// Every query runs under the request's context, where RLS limits rows to its tenant.
+export function listProperties(db: Reads, filter: z.output<typeof listPropertiesQuery>, page: Page) {
   let query = db.selectFrom("properties").select(columns).orderBy("name").orderBy("id");
   if (filter.status) query = query.where("status", "=", filter.status);
   return paginate(query, page);
 }
 
-export function findProperty(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("properties").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findProperty(db: Reads, id: string) {
+  return db.selectFrom("properties").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockProperty(db: Transaction<DB>, id: string) {
+  return db.selectFrom("properties").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function insertProperty(db: Transaction<DB>, input: z.output<typeof createPropertyBody>) {

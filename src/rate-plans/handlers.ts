@@ -1,7 +1,7 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteRatePlan, findRatePlan, insertRatePlan, listRatePlans, updateRatePlan } from "./queries.ts";
+import { deleteRatePlan, findRatePlan, insertRatePlan, listRatePlans, lockRatePlan, updateRatePlan } from "./queries.ts";
 import { createRatePlanBody, listRatePlansQuery, ratePlan, updateRatePlanBody } from "./schema.ts";
 
 export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
@@ -21,7 +21,7 @@ export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
       access: "manager",
       summary: "Update a rate plan (contract route). Its property and currency stay; withdraw it with active false.",
       body: updateRatePlanBody, problems: ["already-exists", "unprocessable"],
-    }, { find: findRatePlan, update: updateRatePlan }),
+    }, { lock: lockRatePlan, update: updateRatePlan }),
     ratePlans.remove({
       access: "manager", summary: "Delete a rate plan no reservation uses. While one does, 409: set it inactive with PATCH instead.", problems: ["still-referenced"],
     }, deleteRatePlan),

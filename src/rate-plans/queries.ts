@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createRatePlanBody, listRatePlansQuery, updateRatePlanBody } from "./schema.ts";
 
 const columns = camelSelection([
@@ -10,17 +11,21 @@ const columns = camelSelection([
   "free_cancellation_hours", "active", "created_at", "updated_at",
 ]);
 
-// Every query runs in the request's transaction, where RLS limits rows to its tenant.
-export function listRatePlans(db: Transaction<DB>, filter: z.output<typeof listRatePlansQuery>, page: Page) {
+// Every query runs under the request's context, where RLS limits rows to its tenant.
+export function listRatePlans(db: Reads, filter: z.output<typeof listRatePlansQuery>, page: Page) {
   let query = db.selectFrom("rate_plans").select(columns).orderBy("property_id").orderBy("code").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.active !== undefined) query = query.where("active", "=", filter.active);
   return paginate(query, page);
 }
 
-export function findRatePlan(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("rate_plans").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findRatePlan(db: Reads, id: string) {
+  return db.selectFrom("rate_plans").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockRatePlan(db: Transaction<DB>, id: string) {
+  return db.selectFrom("rate_plans").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function insertRatePlan(db: Transaction<DB>, input: z.output<typeof createRatePlanBody>) {

@@ -2,16 +2,17 @@ import type { Transaction } from "kysely";
 import type { DB } from "../db/database.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import {
   deleteReservation,
   findReservation,
   insertReservation,
   listReservations,
+  lockReservation,
   moveReservation,
   type ReservationStatus,
   updateReservation,
@@ -64,7 +65,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
     reservations.update({
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
       body: updateReservationBody, problems: ["unit-already-booked", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
-    }, { find: findReservation, update: updateReservation }),
+    }, { lock: lockReservation, update: updateReservation }),
     reservations.remove({
       access: "manager", summary: "Delete a reservation that has no payments (a mistake). Otherwise cancel it.",
       problems: ["still-referenced"],

@@ -4,6 +4,7 @@ import { camelSelection, snakeKeys } from "../db/columns.ts";
 import { compileOnce } from "../db/compile-once.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createReservationBody, listReservationsQuery, reservationStatuses, updateReservationBody } from "./schema.ts";
 
 export type ReservationStatus = (typeof reservationStatuses)[number];
@@ -18,7 +19,7 @@ const columns = camelSelection([
 // The session API's filters, and the integrations' (which RLS already keeps to one property).
 export type ReservationFilter = Partial<z.output<typeof listReservationsQuery>>;
 
-export function listReservations(db: Transaction<DB>, filter: ReservationFilter, page: Page) {
+export function listReservations(db: Reads, filter: ReservationFilter, page: Page) {
   let query = db.selectFrom("reservations").select(columns);
   // A sync reads what changed since its last run in the order it changed.
   query = filter.updatedSince
@@ -41,8 +42,14 @@ const reservationByIdForUpdate = compileOnce((db, id: string) =>
   db.selectFrom("reservations").select(columns).where("id", "=", id).forUpdate().compile()
 );
 
-export async function findReservation(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const { rows: [row] } = await db.executeQuery((options.lock ? reservationByIdForUpdate : reservationById)(id));
+export async function findReservation(db: Reads, id: string) {
+  const { rows: [row] } = await db.executeQuery(reservationById(id));
+  return row;
+}
+
+// Held until the write's transaction ends.
+export async function lockReservation(db: Transaction<DB>, id: string) {
+  const { rows: [row] } = await db.executeQuery(reservationByIdForUpdate(id));
   return row;
 }
 

@@ -1,10 +1,10 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { idParams } from "../http/schemas.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { conditionalUpdate } from "../http/respond.ts";
-import { tenantEndpoint } from "../tenancy/endpoints.ts";
-import { changedResponses, resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { idParams } from "../http/schemas.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteTask, findTask, insertTask, listTasks, updateTask } from "./queries.ts";
+import { deleteTask, findTask, insertTask, listTasks, lockTask, updateTask } from "./queries.ts";
 import { changeTaskStatusBody, createTaskBody, listTasksQuery, task, updateTaskBody } from "./schema.ts";
 
 export function taskEndpoints(scope: RequestScope): Endpoint[] {
@@ -23,7 +23,7 @@ export function taskEndpoints(scope: RequestScope): Endpoint[] {
     tasks.update({
       access: "member", body: updateTaskBody, problems: ["lifecycle-transition-refused", "unknown-reference", "unprocessable"],
       summary: "Change a task's details or assignee. A done or cancelled task no longer changes (409).",
-    }, { find: findTask, update: updateTask }),
+    }, { lock: lockTask, update: updateTask }),
 
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tasks/{id}/status", operationId: "changeTaskStatus", tag: "Tasks", access: "member",
@@ -32,7 +32,7 @@ export function taskEndpoints(scope: RequestScope): Endpoint[] {
       success: changedResponses(task),
     }, ({ db, params, body, request, missing }) =>
       conditionalUpdate(request, {
-        lock: () => findTask(db, params.id, { lock: true }),
+        lock: () => lockTask(db, params.id),
         update: () => updateTask(db, params.id, { status: body.status }),
         notFound: missing,
       })),

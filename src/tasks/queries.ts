@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createTaskBody, listTasksQuery, taskStatuses, updateTaskBody } from "./schema.ts";
 
 const columns = camelSelection([
@@ -11,7 +12,7 @@ const columns = camelSelection([
 ]);
 
 // Soonest due first; undated work after everything with a date.
-export function listTasks(db: Transaction<DB>, filter: z.output<typeof listTasksQuery>, page: Page) {
+export function listTasks(db: Reads, filter: z.output<typeof listTasksQuery>, page: Page) {
   let query = db.selectFrom("tasks").select(columns).orderBy("due_at", (order) => order.asc().nullsLast()).orderBy("id");
   if (filter.status) query = query.where("status", "in", filter.status);
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
@@ -22,9 +23,13 @@ export function listTasks(db: Transaction<DB>, filter: z.output<typeof listTasks
   return paginate(query, page);
 }
 
-export function findTask(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("tasks").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findTask(db: Reads, id: string) {
+  return db.selectFrom("tasks").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockTask(db: Transaction<DB>, id: string) {
+  return db.selectFrom("tasks").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function insertTask(db: Transaction<DB>, input: z.output<typeof createTaskBody>) {

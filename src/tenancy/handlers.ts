@@ -1,9 +1,10 @@
 import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { noContent } from "../http/json.ts";
+import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { conditionalUpdate, listResponse, locationOf, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
-import { sessionEndpoint, tenantEndpoint } from "./endpoints.ts";
+import { sessionEndpoint, tenantEndpoint } from "../http/session-endpoints.ts";
 import {
   addMember,
   changeMemberRole,
@@ -13,11 +14,11 @@ import {
   findTenant,
   listMembers,
   listMyTenants,
+  lockTenant,
   removeMember,
   updateTenant,
 } from "./queries.ts";
 import type { RequestScope } from "./request-scope.ts";
-import { changedResponses, createdResponses } from "./resource-endpoints.ts";
 import {
   addMemberBody,
   changeMemberBody,
@@ -72,7 +73,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       success: changedResponses(tenant),
     }, ({ db, tenantId, body, request, missing }) =>
       conditionalUpdate(request, {
-        lock: () => findTenant(db, tenantId, { lock: true }),
+        lock: () => lockTenant(db, tenantId),
         update: () => updateTenant(db, tenantId, body),
         notFound: missing,
       })),

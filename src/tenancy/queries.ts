@@ -4,6 +4,7 @@ import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
 import { type Page, pageWithTotal } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { TenantRole } from "./request-scope.ts";
 import type { updateTenantBody } from "./schema.ts";
 
@@ -12,14 +13,14 @@ const columns = camelSelection(["id", "name", "sender_email", "sender_name", "pa
 type MyTenant = { tenantId: string; name: string; role: TenantRole };
 
 // The set-returning functions page as `paginate` does tables; this is their count for a page past the end.
-async function countOf(db: Transaction<DB>, source: "list_my_tenants" | "list_tenant_members"): Promise<number> {
+async function countOf(db: Reads, source: "list_my_tenants" | "list_tenant_members"): Promise<number> {
   const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.${sql.raw(source)}()`.execute(db);
   return row?.n ?? 0;
 }
 
 const myTenantColumns = sql`tenant_id as "tenantId", name, role`;
 
-export async function listMyTenants(db: Transaction<DB>, page: Page) {
+export async function listMyTenants(db: Reads, page: Page) {
   const { rows } = await sql<MyTenant & { __total: number }>`
     select ${myTenantColumns}, count(*) over () as __total
     from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
@@ -27,7 +28,7 @@ export async function listMyTenants(db: Transaction<DB>, page: Page) {
 }
 
 // Every membership at once, in the order the paged list uses.
-export async function myTenants(db: Transaction<DB>): Promise<MyTenant[]> {
+export async function myTenants(db: Reads): Promise<MyTenant[]> {
   const { rows } = await sql<MyTenant>`
     select ${myTenantColumns} from public.list_my_tenants() order by name, tenant_id`.execute(db);
   return rows;
@@ -43,9 +44,13 @@ export async function createTenant(db: Transaction<DB>, name: string) {
   return created;
 }
 
-export function findTenant(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("tenants").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findTenant(db: Reads, id: string) {
+  return db.selectFrom("tenants").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockTenant(db: Transaction<DB>, id: string) {
+  return db.selectFrom("tenants").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function updateTenant(db: Transaction<DB>, id: string, input: Partial<z.output<typeof updateTenantBody>>) {
@@ -60,14 +65,14 @@ type MemberRow = { userId: string; email: string; fullName: string | null; role:
 
 const memberColumns = sql`user_id as "userId", email, full_name as "fullName", role, created_at as "createdAt", updated_at as "updatedAt"`;
 
-export async function listMembers(db: Transaction<DB>, page: Page) {
+export async function listMembers(db: Reads, page: Page) {
   const { rows } = await sql<MemberRow & { __total: number }>`
     select ${memberColumns}, count(*) over () as __total
     from public.list_tenant_members() order by email, user_id limit ${page.limit} offset ${page.offset}`.execute(db);
   return pageWithTotal(rows, page, () => countOf(db, "list_tenant_members"));
 }
 
-export async function findMember(db: Transaction<DB>, userId: string): Promise<MemberRow | undefined> {
+export async function findMember(db: Reads, userId: string): Promise<MemberRow | undefined> {
   const { rows: [row] } = await sql<MemberRow>`
     select ${memberColumns} from public.list_tenant_members() where user_id = ${userId}`.execute(db);
   return row;

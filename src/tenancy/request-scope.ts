@@ -1,15 +1,18 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
 import { compileOnce } from "../db/compile-once.ts";
-import { type DB, eachStatementAfter, runPrelude } from "../db/database.ts";
+import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
+import { eachStatementAfter, runPrelude } from "../db/pipelined-transactions.ts";
+import type { Reads } from "../db/reads.ts";
 import { unauthorized } from "../http/problem.ts";
 
 export type TenantRole = Database["public"]["Enums"]["tenant_role"];
 
 export type Credentials = { claims: AccessClaims; accessToken: string };
 
-export type Session = Credentials & { userId: string; db: Transaction<DB> };
+// `db` is the request's transaction, or for a read, its statements (see Reads).
+export type Session<Db extends Reads = Transaction<DB>> = Credentials & { userId: string; db: Db };
 
 export type RequestScope = {
   // Checks the token's signature and expiry; no database work. Asynchronous because the
@@ -19,11 +22,11 @@ export type RequestScope = {
   run<T>(credentials: Credentials, tenantId: string | null, work: (session: Session, role: TenantRole | null) => Promise<T>): Promise<T>;
   // The same for a read, one round trip per statement: each of the read's statements runs
   // in a transaction of its own after the context, all sent at once, and `authorize`
-  // judges the role before anything the read found is answered.
+  // judges the role before anything the read found is answered. So `work` gets Reads.
   read<T>(
     credentials: Credentials,
     tenantId: string,
-    work: (session: Session) => Promise<T>,
+    work: (session: Session<Reads>) => Promise<T>,
     authorize: (role: TenantRole | null) => void,
   ): Promise<T>;
 };

@@ -1,7 +1,7 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../tenancy/resource-endpoints.ts";
+import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteUnit, findUnit, insertUnit, listUnits, updateUnit } from "./queries.ts";
+import { deleteUnit, findUnit, insertUnit, listUnits, lockUnit, updateUnit } from "./queries.ts";
 import { createUnitBody, listUnitsQuery, unit, updateUnitBody } from "./schema.ts";
 
 export function unitEndpoints(scope: RequestScope): Endpoint[] {
@@ -18,7 +18,7 @@ export function unitEndpoints(scope: RequestScope): Endpoint[] {
     units.update({
       access: "manager", summary: "Update a unit. Retire it with status archived; it cannot move to another property.",
       body: updateUnitBody, problems: ["already-exists", "unprocessable"],
-    }, { find: findUnit, update: updateUnit }),
+    }, { lock: lockUnit, update: updateUnit }),
     units.remove({
       access: "manager", summary: "Delete a unit nothing refers to yet. While anything does, 409: archive it with PATCH instead.", problems: ["still-referenced"],
     }, deleteUnit),

@@ -3,23 +3,28 @@ import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
+import type { Reads } from "../db/reads.ts";
 import type { createUnitBody, listUnitsQuery, updateUnitBody } from "./schema.ts";
 
 const columns = camelSelection([
   "id", "property_id", "name", "type", "capacity", "floor", "status", "created_at", "updated_at",
 ]);
 
-// Every query runs in the request's transaction, where RLS limits rows to its tenant.
-export function listUnits(db: Transaction<DB>, filter: z.output<typeof listUnitsQuery>, page: Page) {
+// Every query runs under the request's context, where RLS limits rows to its tenant.
+export function listUnits(db: Reads, filter: z.output<typeof listUnitsQuery>, page: Page) {
   let query = db.selectFrom("units").select(columns).orderBy("property_id").orderBy("name").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.status) query = query.where("status", "in", filter.status);
   return paginate(query, page);
 }
 
-export function findUnit(db: Transaction<DB>, id: string, options: { lock?: boolean } = {}) {
-  const query = db.selectFrom("units").select(columns).where("id", "=", id);
-  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+export function findUnit(db: Reads, id: string) {
+  return db.selectFrom("units").select(columns).where("id", "=", id).executeTakeFirst();
+}
+
+// The same under lock, held until the write's transaction ends: for a conditional update.
+export function lockUnit(db: Transaction<DB>, id: string) {
+  return db.selectFrom("units").select(columns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 export function insertUnit(db: Transaction<DB>, input: z.output<typeof createUnitBody>) {

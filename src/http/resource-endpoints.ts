@@ -3,21 +3,17 @@ import type { z } from "zod";
 import type { DB } from "../db/database.ts";
 import { deleteRefusal } from "../db/errors.ts";
 import type { Page } from "../db/pagination.ts";
-import type { Endpoint, SuccessDoc } from "../http/endpoint.ts";
-import { noContent } from "../http/json.ts";
-import {
-  conditionalUpdate,
-  listResponse,
-  locationOf,
-  type Pagination,
-  representation,
-  written,
-} from "../http/respond.ts";
-import type { ProblemKind } from "../http/problem.ts";
-import { idParams, listOf } from "../http/schemas.ts";
-import { tenantEndpoint } from "./endpoints.ts";
-import type { RequestScope } from "./request-scope.ts";
+import type { Reads } from "../db/reads.ts";
+import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { Endpoint, SuccessDoc } from "./endpoint.ts";
+import { noContent } from "./json.ts";
+import { conditionalUpdate, listResponse, locationOf, type Pagination, representation, written } from "./respond.ts";
+import type { ProblemKind } from "./problem.ts";
+import { idParams, listOf } from "./schemas.ts";
+import { tenantEndpoint } from "./session-endpoints.ts";
 
+// The list and the read are GETs, whose queries read (see Reads); the rest write in
+// the request's transaction.
 type Db = Transaction<DB>;
 
 // What a route of a resource states itself; the rest follows from the resource.
@@ -60,7 +56,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
 
     list<Q extends z.ZodObject>(
       doc: RouteDoc & { query: Q },
-      list: (db: Db, filter: z.output<Q>, page: Page) => Promise<{ data: unknown[]; pagination: Pagination }>,
+      list: (db: Reads, filter: z.output<Q>, page: Page) => Promise<{ data: unknown[]; pagination: Pagination }>,
     ): Endpoint {
       return tenantEndpoint(scope, {
         method: "GET", path, operationId: `list${name.many}`, tag, ...doc,
@@ -85,7 +81,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
       });
     },
 
-    get(doc: RouteDoc, find: (db: Db, id: string) => Promise<unknown>): Endpoint {
+    get(doc: RouteDoc, find: (db: Reads, id: string) => Promise<unknown>): Endpoint {
       return tenantEndpoint(scope, {
         method: "GET", path: `${path}/{id}`, operationId: `get${name.one}`, tag, params: idParams, resource, ...doc,
         success: [{ status: 200, description: `The ${noun.one}.`, schema, headers: ["ETag"] }],
@@ -100,7 +96,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
     update<B extends z.ZodType>(
       doc: RouteDoc & { body: B },
       queries: {
-        find: (db: Db, id: string, options: { lock: boolean }) => Promise<unknown>;
+        lock: (db: Db, id: string) => Promise<unknown>;
         update: (db: Db, id: string, input: z.output<B>) => Promise<unknown>;
       },
     ): Endpoint {
@@ -109,7 +105,7 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
         prefer: true, conditional: true, ...doc, success: changedResponses(schema),
       }, ({ db, params, body, request, missing }) =>
         conditionalUpdate(request, {
-          lock: () => queries.find(db, params.id, { lock: true }),
+          lock: () => queries.lock(db, params.id),
           update: () => queries.update(db, params.id, body as z.output<B>),
           notFound: missing,
         }));

@@ -1,9 +1,10 @@
-// The driver wrapper in src/db/database.ts: BEGIN goes with a transaction's first
+// The driver wrapper in src/db/pipelined-transactions.ts: BEGIN goes with a transaction's first
 // statement, and after a prelude each statement runs in a transaction of its own,
 // preceded by the prelude; every way a transaction can end leaves nothing unhandled.
 import assert from "node:assert/strict";
 import { type Kysely, sql } from "kysely";
-import { createDb, type DB, eachStatementAfter, runPrelude } from "../../src/db/database.ts";
+import { createDb, type DB } from "../../src/db/database.ts";
+import { eachStatementAfter, runPrelude } from "../../src/db/pipelined-transactions.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 

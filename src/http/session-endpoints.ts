@@ -1,8 +1,22 @@
+// The endpoints of a signed-in user, run in the request scope (src/tenancy/request-scope.ts):
+// outside any tenant (sessionEndpoint) or inside the one the request names (tenantEndpoint).
 import type { z } from "zod";
-import { type Docs, type Endpoint, notFound, type ParsedInput, parseBody, parseInput, parseParams, parseQuery } from "../http/endpoint.ts";
-import { HttpError } from "../http/problem.ts";
-import { id } from "../http/schemas.ts";
-import type { RequestScope, Session, TenantRole } from "./request-scope.ts";
+import type { Reads } from "../db/reads.ts";
+import type { RequestScope, Session, TenantRole } from "../tenancy/request-scope.ts";
+import {
+  type Docs,
+  type Endpoint,
+  type HandlerDb,
+  type Method,
+  notFound,
+  type ParsedInput,
+  parseBody,
+  parseInput,
+  parseParams,
+  parseQuery,
+} from "./endpoint.ts";
+import { HttpError } from "./problem.ts";
+import { id } from "./schemas.ts";
 
 const TENANT_HEADER = "x-tenant-id";
 
@@ -27,28 +41,37 @@ function pathTenant(value: string | undefined): string {
   return value;
 }
 
-export type SessionContext<P, Q, B> = Session & ParsedInput<P, Q, B> & { request: Request };
+// A handler's `db` follows its route's method (HandlerDb): a GET's handler reads.
+export type SessionContext<P, Q, B, M extends Method = Method> = Session<HandlerDb<M>> & ParsedInput<P, Q, B> & {
+  request: Request;
+};
 // `missing` is the 404 of this route, the same whether the path was malformed, unknown or another tenant's.
 // The caller's role is judged before the handler's answer counts (see `authorize`), so no handler needs it.
-export type TenantContext<P, Q, B> = Session & ParsedInput<P, Q, B> & {
+export type TenantContext<P, Q, B, M extends Method = Method> = Session<HandlerDb<M>> & ParsedInput<P, Q, B> & {
   tenantId: string;
   request: Request;
   missing: () => HttpError;
 };
 
 // A route for any signed-in user, outside any tenant (their tenant list, creating one).
+// It runs in one transaction whatever its method; a GET's handler still gets Reads, and
+// promises no more than a tenant's GET can keep.
 export function sessionEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
->(scope: RequestScope, doc: Docs<P, Q, B>, work: (context: SessionContext<P, Q, B>) => Promise<Response>): Endpoint {
+  M extends Method = Method,
+>(scope: RequestScope, doc: Docs<P, Q, B, M>, work: (context: SessionContext<P, Q, B, M>) => Promise<Response>): Endpoint {
+  // A transaction is what either kind of handler may be given; the compiler cannot
+  // follow the method from `doc` to the handler's type, so it is told.
+  const handler = work as (context: SessionContext<P, Q, B>) => Promise<Response>;
   return {
     ...doc,
     access: "session",
     handle: async (request, params) => {
       const credentials = await scope.authenticate(request);
       const input = await parseInput(doc, request, params);
-      return await scope.run(credentials, null, (session) => work({ ...session, ...input, request }));
+      return await scope.run(credentials, null, (session) => handler({ ...session, ...input, request }));
     },
   };
 }
@@ -61,12 +84,17 @@ export function tenantEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
+  M extends Method = Method,
 >(
   scope: RequestScope,
   // ownerOnly: the refusal for admins of a manager route only owners may use.
-  doc: Docs<P, Q, B> & { access: "member" | "manager"; ownerOnly?: string },
-  work: (context: TenantContext<P, Q, B>) => Promise<Response>,
+  doc: Docs<P, Q, B, M> & { access: "member" | "manager"; ownerOnly?: string },
+  work: (context: TenantContext<P, Q, B, M>) => Promise<Response>,
 ): Endpoint {
+  // A GET runs in scope.read and its handler gets Reads; any other method runs in
+  // scope.run with the transaction. The compiler cannot follow `doc.method` to M, so the
+  // handler is taken as one that accepts either, and the branch below gives each its own.
+  const handler = work as (context: TenantContext<P, Q, B>) => Promise<Response>;
   const fromPath = doc.tenantFrom === "path";
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
@@ -90,13 +118,13 @@ export function tenantEndpoint<
       const tenantId = named.toLowerCase();
       // After the tenant: a malformed id must answer as an unknown one does, and
       // for a caller outside the tenant that is the tenant's answer.
-      const input = (session: Session) => ({
+      const input = <Db extends Reads>(session: Session<Db>) => ({
         ...session, tenantId, params: parseParams(doc.params as P, params, doc.resource), query, body, request, missing,
       });
-      if (doc.method === "GET") return await scope.read(credentials, tenantId, (session) => work(input(session)), authorize);
+      if (doc.method === "GET") return await scope.read(credentials, tenantId, (session) => handler(input(session)), authorize);
       return await scope.run(credentials, tenantId, (session, role) => {
         authorize(role);
-        return work(input(session));
+        return handler(input(session));
       });
     },
   };

@@ -1,0 +1,102 @@
+// resourceEndpoints: the list and the read are GETs, whose queries get the read's
+// statements (Reads); create, update and delete get the request's transaction, and the
+// update's lock is taken in it. The compiler holds the list's and the read's queries to
+// Reads (see queriesAsTyped).
+import assert from "node:assert/strict";
+import { z } from "zod";
+import type { Reads } from "../../src/db/reads.ts";
+import { resourceEndpoints } from "../../src/http/resource-endpoints.ts";
+import type { RequestScope } from "../../src/tenancy/request-scope.ts";
+import { recordingScope, type Way, wayOf } from "../support/recording-scope.ts";
+
+const thing = z.object({ id: z.string() });
+const resource = {
+  tag: "Things", collection: "things", schema: thing,
+  name: { one: "Thing", many: "Things" }, noun: { one: "thing", many: "things" },
+};
+
+// Never called: what the compiler lets each query do.
+// deno-lint-ignore no-unused-vars
+function queriesAsTyped(scope: RequestScope) {
+  const things = resourceEndpoints(scope, resource);
+  return [
+    things.list({ access: "member", summary: "List.", query: z.object({}) }, async (db) => {
+      // @ts-expect-error a list reads: no deleteFrom
+      db.deleteFrom("properties");
+      return { data: await db.selectFrom("properties").select("id").execute(), pagination: { limit: 1, offset: 0, total: 0 } };
+    }),
+    things.get({ access: "member", summary: "Read." }, (db, id) => {
+      // @ts-expect-error a read reads: no updateTable
+      db.updateTable("properties");
+      return db.selectFrom("properties").select("id").where("id", "=", id).executeTakeFirst();
+    }),
+    things.update({ access: "member", summary: "Update.", body: thing }, {
+      lock: (db, id) => db.selectFrom("properties").select("id").where("id", "=", id).forUpdate().executeTakeFirst(),
+      update: (db, id) => db.updateTable("properties").set({ name: "n" }).where("id", "=", id).executeTakeFirst(),
+    }),
+  ];
+}
+
+function request(method: string, body?: unknown): Request {
+  return new Request("http://function/api/v1/things/00000000-0000-4000-8000-000000000001", {
+    method,
+    headers: {
+      authorization: "Bearer token",
+      "x-tenant-id": crypto.randomUUID(),
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+Deno.test("the list and the read run in scope.read with Reads; create, update and delete in scope.run with the transaction", async () => {
+  const id = "00000000-0000-4000-8000-000000000001";
+  const seen: Record<string, Way[]> = {};
+  const saw = (operation: string, db: Reads) => (seen[operation] ??= []).push(wayOf(db));
+  const scope = recordingScope();
+  const things = resourceEndpoints(scope, resource);
+  const endpoints = {
+    list: things.list({ access: "member", summary: "List.", query: z.object({}) }, (db) => {
+      saw("list", db);
+      return Promise.resolve({ data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+    }),
+    get: things.get({ access: "member", summary: "Read." }, (db) => {
+      saw("get", db);
+      return Promise.resolve({ id });
+    }),
+    create: things.create({ access: "member", summary: "Create.", body: z.object({}) }, (db) => {
+      saw("create", db);
+      return Promise.resolve({ id });
+    }),
+    update: things.update({ access: "member", summary: "Update.", body: z.object({}) }, {
+      lock: (db) => {
+        saw("lock", db);
+        return Promise.resolve({ id });
+      },
+      update: (db) => {
+        saw("update", db);
+        return Promise.resolve({ id });
+      },
+    }),
+    remove: things.remove({ access: "member", summary: "Delete." }, (db) => {
+      saw("remove", db);
+      return Promise.resolve({ numDeletedRows: 1n });
+    }),
+  };
+  const params = { id };
+  assert.equal((await endpoints.list.handle(request("GET"), {})).status, 200);
+  assert.equal((await endpoints.get.handle(request("GET"), params)).status, 200);
+  assert.equal((await endpoints.create.handle(request("POST", {}), {})).status, 201);
+  assert.equal((await endpoints.update.handle(request("PATCH", {}), params)).status, 204);
+  assert.equal((await endpoints.remove.handle(request("DELETE"), params)).status, 204);
+  assert.deepEqual(seen, {
+    list: ["read"], get: ["read"], create: ["run"], update: ["run"], remove: ["run"],
+  }, "without If-Match the update takes no lock");
+  assert.deepEqual(scope.calls.map(({ way }) => way), ["read", "read", "run", "run", "run"]);
+
+  // If-Match is compared with the row read under lock; this one matches nothing (412).
+  const conditional = request("PATCH", {});
+  conditional.headers.set("if-match", '"stale"');
+  await assert.rejects(async () => await endpoints.update.handle(conditional, params), (error: { status?: number }) => error.status === 412);
+  assert.deepEqual(seen.lock, ["run"], "the lock is taken in the write's transaction");
+});
