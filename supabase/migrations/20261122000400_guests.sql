@@ -21,25 +21,30 @@ create table public.guests (
 create index guests_tenant_email_idx on public.guests (tenant_id, lower(email));
 create index guests_tenant_name_idx on public.guests (tenant_id, lower(last_name), lower(first_name));
 
--- Consent is only worth something with the time it was given.
+-- Consent is only worth something with the time it was given: the stamp follows the
+-- consent and is never written on its own, so an update may not rewrite it.
 create or replace function private.stamp_marketing_consent()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
-  if new.marketing_consent and (tg_op = 'INSERT' or not old.marketing_consent) then
-    new.marketing_consent_at := now();
-  elsif not new.marketing_consent then
-    new.marketing_consent_at := null;
+  if tg_op = 'UPDATE' and new.marketing_consent = old.marketing_consent then
+    if new.marketing_consent_at is distinct from old.marketing_consent_at then
+      raise exception 'marketing_consent_at is stamped when consent is given and cannot be set'
+        using errcode = '42501';
+    end if;
+    return new;
   end if;
+  new.marketing_consent_at := case when new.marketing_consent then now() end;
   return new;
 end
 $$;
 
-create trigger stamp_marketing_consent before insert or update of marketing_consent on public.guests
+-- It fires only on updates that name one of its two columns.
+create trigger stamp_marketing_consent before insert or update of marketing_consent, marketing_consent_at on public.guests
   for each row execute function private.stamp_marketing_consent();
-create trigger forbid_tenant_change before update on public.guests
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.guests
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.guests
   for each row execute function private.touch_updated_at();

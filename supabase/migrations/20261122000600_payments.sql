@@ -57,13 +57,14 @@ create index payments_tenant_reservation_idx on public.payments (tenant_id, rese
 create index payments_tenant_payment_link_idx on public.payments (tenant_id, payment_link_id)
   where payment_link_id is not null;
 
+-- A payment link moves from active to paid, expired or cancelled, and a finished
+-- one refuses every update, a repeated cancel included: the API's actions then
+-- answer 409 naming the status rather than succeeding again with a new updated_at.
 create or replace function private.payment_link_before_write()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
-declare
-  next_statuses text[];
 begin
   if tg_op = 'INSERT' then
     if new.status <> 'active' then
@@ -83,17 +84,17 @@ begin
     return new;
   end if;
 
+  if old.status <> 'active' then
+    raise exception 'a % payment link can no longer change', old.status
+      using errcode = 'PT409', hint = format('%s is final', old.status);
+  end if;
   if (new.reservation_id, new.amount, new.currency, new.token) is distinct from
      (old.reservation_id, old.amount, old.currency, old.token) then
     raise exception 'a payment link''s reservation, amount, currency and token cannot change'
       using errcode = 'PT409', hint = 'Cancel it and create another.';
   end if;
+  -- From active, every other status is a step forward.
   if new.status is distinct from old.status then
-    next_statuses := case old.status when 'active' then array['paid', 'expired', 'cancelled'] else array[]::text[] end;
-    if not (new.status = any (next_statuses)) then
-      raise exception 'a % payment link cannot become %', old.status, new.status
-        using errcode = 'PT409', hint = format('%s is final', old.status);
-    end if;
     case new.status
       when 'paid' then new.paid_at := now();
       when 'cancelled' then new.cancelled_at := now();
@@ -178,7 +179,7 @@ $$;
 
 create trigger payment_link_before_write before insert or update on public.payment_links
   for each row execute function private.payment_link_before_write();
-create trigger forbid_tenant_change before update on public.payment_links
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.payment_links
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.payment_links
   for each row execute function private.touch_updated_at();
@@ -189,7 +190,7 @@ create trigger payment_before_update before update on public.payments
   for each row execute function private.payment_before_update();
 create trigger apply_payment after insert or delete on public.payments
   for each row execute function private.apply_payment();
-create trigger forbid_tenant_change before update on public.payments
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.payments
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.payments
   for each row execute function private.touch_updated_at();

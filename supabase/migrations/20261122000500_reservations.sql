@@ -62,7 +62,13 @@ create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id
 -- A channel manager that resends a booking finds the one it created.
 create unique index reservations_tenant_source_external_reference_key
   on public.reservations (tenant_id, source, external_reference) where external_reference is not null;
+-- An integration syncs its property's reservations by `updatedSince`, in the order they changed.
+create index reservations_tenant_property_updated_idx on public.reservations (tenant_id, property_id, updated_at);
 
+-- The stay's own rules are checked first and named: check-out after check-in and at
+-- most 365 nights (the stay range cannot be built otherwise, and a rate plan's limits
+-- would be reported against a negative count); a currency that is not the rate plan's;
+-- and a guest who has arrived keeps their arrival date.
 create or replace function private.reservation_before_write()
 returns trigger
 language plpgsql
@@ -75,6 +81,14 @@ declare
   property_currency text;
   nights integer := new.check_out - new.check_in;
 begin
+  -- Before anything that counts nights: the stay column cannot even be built otherwise.
+  if nights <= 0 then
+    raise exception 'check-out (%) must be after check-in (%)', new.check_out, new.check_in using errcode = '23514';
+  end if;
+  if nights > 365 then
+    raise exception 'a stay is at most 365 nights, not %', nights using errcode = '23514';
+  end if;
+
   if tg_op = 'INSERT' then
     if new.status not in ('pending', 'confirmed') then
       raise exception 'a reservation starts as pending or confirmed, not %', new.status using errcode = '23514';
@@ -102,6 +116,10 @@ begin
     end if;
     if new.confirmation_code is distinct from old.confirmation_code then
       raise exception 'confirmation_code cannot change' using errcode = '42501';
+    end if;
+    if old.status = 'checked_in' and new.check_in is distinct from old.check_in then
+      raise exception 'a checked_in reservation cannot move its arrival date' using errcode = 'PT409',
+        hint = 'The guest has arrived; change the check-out date instead.';
     end if;
 
     if new.status is distinct from old.status then
@@ -148,6 +166,9 @@ begin
     if not plan.active then
       raise exception 'rate plan % is not active', plan.code using errcode = '23514';
     end if;
+    if new.currency is distinct from plan.currency and new.currency is not null then
+      raise exception 'rate plan % is priced in currency %, not %', plan.code, plan.currency, new.currency using errcode = '23514';
+    end if;
     if nights < plan.min_stay or nights > coalesce(plan.max_stay, nights) then
       raise exception 'rate plan % takes stays of % to % nights, not %',
         plan.code, plan.min_stay, coalesce(plan.max_stay::text, 'any number of'), nights using errcode = '23514';
@@ -177,10 +198,14 @@ $$;
 
 create trigger reservation_before_write before insert or update on public.reservations
   for each row execute function private.reservation_before_write();
-create trigger forbid_tenant_change before update on public.reservations
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.reservations
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.reservations
   for each row execute function private.touch_updated_at();
+-- Later domains react to a status change with after-update triggers of their own on
+-- this table: tasks (create_cleaning_task_on_checkout), notifications
+-- (notify_reservation_status) and access codes (revoke_access_codes_when_stay_ends).
+-- They fire in that order, by name, and none depends on another having run.
 
 alter table public.reservations enable row level security;
 revoke all on public.reservations from anon;

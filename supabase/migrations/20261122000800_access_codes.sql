@@ -3,11 +3,13 @@
 -- day, in the property's timezone; it stops working when the stay ends early.
 create or replace function private.random_door_code()
 returns text
-language sql volatile
+language plpgsql
 set search_path = ''
 as $$
+begin
   -- Six digits from a cryptographic source: door codes are secrets, unlike confirmation codes.
-  select lpad(((('x' || encode(extensions.gen_random_bytes(4), 'hex'))::bit(32)::bigint & 2147483647) % 1000000)::text, 6, '0')
+  return lpad(((('x' || encode(extensions.gen_random_bytes(4), 'hex'))::bit(32)::bigint & 2147483647) % 1000000)::text, 6, '0');
+end
 $$;
 grant execute on function private.random_door_code() to authenticated, service_role;
 
@@ -36,6 +38,9 @@ create table public.access_codes (
 );
 create index access_codes_tenant_reservation_idx on public.access_codes (tenant_id, reservation_id);
 
+-- A revoked door code refuses every update, a repeated revoke included: the API's
+-- action then answers 409 naming the status rather than succeeding again with a new
+-- updated_at.
 create or replace function private.access_code_before_write()
 returns trigger
 language plpgsql
@@ -72,7 +77,7 @@ begin
     raise exception 'an access code''s reservation and code cannot change'
       using errcode = 'PT409', hint = 'Revoke it and create another.';
   end if;
-  if old.status = 'revoked' and new is distinct from old then
+  if old.status = 'revoked' then
     raise exception 'a revoked access code cannot change' using errcode = 'PT409';
   end if;
   if new.status = 'revoked' and old.status = 'active' then
@@ -84,7 +89,7 @@ $$;
 
 create trigger access_code_before_write before insert or update on public.access_codes
   for each row execute function private.access_code_before_write();
-create trigger forbid_tenant_change before update on public.access_codes
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.access_codes
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.access_codes
   for each row execute function private.touch_updated_at();

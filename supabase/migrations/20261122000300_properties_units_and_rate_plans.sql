@@ -1,5 +1,5 @@
--- Properties and their rentable units. Owners and admins set them up; everyone
--- in the tenant reads them.
+-- Properties, their rentable units and the rate plans that price their stays.
+-- Owners and admins set them up; everyone in the tenant reads them.
 create table public.properties (
   tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
@@ -44,11 +44,11 @@ create table public.units (
   foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
 );
 
-create trigger forbid_tenant_change before update on public.properties
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.properties
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.properties
   for each row execute function private.touch_updated_at();
-create trigger forbid_tenant_change before update on public.units
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.units
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.units
   for each row execute function private.touch_updated_at();
@@ -88,5 +88,58 @@ create policy "managers update units" on public.units
   using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
   with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
 create policy "managers delete units" on public.units
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+-- What a stay costs at a property. Owners and admins price; everyone reads.
+create table public.rate_plans (
+  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  property_id uuid not null,
+  name text not null check (length(btrim(name)) between 1 and 200),
+  code text not null check (code ~ '^[A-Z0-9][A-Z0-9_-]{0,31}$'),
+  currency text not null check (private.is_iso_currency(currency)),
+  nightly_price bigint not null check (nightly_price >= 0),
+  min_stay integer not null default 1 check (min_stay between 1 and 365),
+  max_stay integer check (max_stay between 1 and 365),
+  cancellation_policy text not null default 'flexible'
+    check (cancellation_policy in ('flexible', 'moderate', 'strict', 'non_refundable')),
+  -- Free cancellation until this many hours before check-in; null with non_refundable.
+  free_cancellation_hours integer check (free_cancellation_hours between 0 and 8760),
+  active boolean not null default true,
+  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  primary key (tenant_id, id),
+  -- Lets a reservation require a rate plan of its property in its own currency.
+  unique (tenant_id, property_id, id, currency),
+  unique (tenant_id, property_id, code),
+  check (max_stay is null or max_stay >= min_stay),
+  check (cancellation_policy <> 'non_refundable' or free_cancellation_hours is null),
+  foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+);
+
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.rate_plans
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.rate_plans
+  for each row execute function private.touch_updated_at();
+
+alter table public.rate_plans enable row level security;
+revoke all on public.rate_plans from anon;
+
+create policy "members read rate plans" on public.rate_plans
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create rate plans" on public.rate_plans
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update rate plans" on public.rate_plans
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete rate plans" on public.rate_plans
   for delete to authenticated
   using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));

@@ -35,6 +35,10 @@ create index tasks_tenant_assignee_idx on public.tasks (tenant_id, assignee_id) 
 create index tasks_tenant_unit_idx on public.tasks (tenant_id, unit_id) where unit_id is not null;
 create index tasks_tenant_reservation_idx on public.tasks (tenant_id, reservation_id) where reservation_id is not null;
 
+-- A done or cancelled task can no longer change, with one exception: it still lets
+-- go of what it points to. Deleting a reservation or removing a member sets the
+-- task's reference to null through the foreign key, and that update must not be
+-- refused as an edit of a finished task; a client's own update of one still is.
 create or replace function private.task_before_write()
 returns trigger
 language plpgsql
@@ -71,7 +75,13 @@ begin
       when 'cancelled' then new.cancelled_at := now();
       else null;
     end case;
-  elsif old.status in ('done', 'cancelled') then
+  elsif old.status in ('done', 'cancelled') and not (
+          -- Nested in the foreign key's own trigger: only a reference going to null.
+          pg_trigger_depth() > 1
+          and (new.assignee_id is null or new.assignee_id = old.assignee_id)
+          and (new.reservation_id is null or new.reservation_id = old.reservation_id)
+          and (to_jsonb(new) - array['assignee_id', 'reservation_id', 'updated_at'])
+              = (to_jsonb(old) - array['assignee_id', 'reservation_id', 'updated_at'])) then
     raise exception 'a % task can no longer change', old.status using errcode = 'PT409';
   end if;
   return new;
@@ -80,7 +90,7 @@ $$;
 
 create trigger task_before_write before insert or update on public.tasks
   for each row execute function private.task_before_write();
-create trigger forbid_tenant_change before update on public.tasks
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.tasks
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.tasks
   for each row execute function private.touch_updated_at();
