@@ -3,25 +3,26 @@
 create type public.tenant_role as enum ('owner', 'admin', 'staff');
 
 create table public.tenants (
-  id uuid primary key default gen_random_uuid(),
-  name text not null check (length(btrim(name)) between 1 and 200),
+  id uuid constraint tenants_pkey primary key default gen_random_uuid(),
+  name text not null constraint tenants_name_check check (length(btrim(name)) between 1 and 200),
   -- Tenant settings, managed by owners and admins.
-  sender_email text check (sender_email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
-  sender_name text check (length(sender_name) <= 200),
-  payment_page_base_url text check (payment_page_base_url ~ '^https?://[^\s]+$'),
-  created_by uuid references auth.users (id) on delete set null,
+  sender_email text constraint tenants_sender_email_check check (sender_email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  sender_name text constraint tenants_sender_name_check check (length(sender_name) <= 200),
+  payment_page_base_url text
+    constraint tenants_payment_page_base_url_check check (payment_page_base_url ~ '^https?://[^\s]+$'),
+  created_by uuid constraint tenants_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now()
 );
 
 create table public.tenant_memberships (
-  tenant_id uuid not null references public.tenants (id) on delete cascade,
-  user_id uuid not null references auth.users (id) on delete cascade,
+  tenant_id uuid not null constraint tenant_memberships_tenant_id_fkey references public.tenants (id) on delete cascade,
+  user_id uuid not null constraint tenant_memberships_user_id_fkey references auth.users (id) on delete cascade,
   role public.tenant_role not null default 'staff',
-  created_by uuid references auth.users (id) on delete set null,
+  created_by uuid constraint tenant_memberships_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, user_id)
+  constraint tenant_memberships_pkey primary key (tenant_id, user_id)
 );
 -- "Which tenants am I in" runs without a tenant in context.
 create index tenant_memberships_user_id_idx on public.tenant_memberships (user_id);

@@ -1,47 +1,52 @@
 -- Properties, their rentable units and the rate plans that price their stays.
 -- Owners and admins set them up; everyone in the tenant reads them.
 create table public.properties (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint properties_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
-  name text not null check (length(btrim(name)) between 1 and 200),
-  timezone text not null check (private.is_iana_timezone(timezone)),
-  currency text not null check (private.is_iso_currency(currency)),
-  address_line1 text check (length(address_line1) <= 200),
-  address_line2 text check (length(address_line2) <= 200),
-  city text check (length(city) <= 100),
-  region text check (length(region) <= 100),
-  postal_code text check (length(postal_code) <= 20),
-  country_code text check (country_code ~ '^[A-Z]{2}$'),
-  email text check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
-  phone text check (phone ~ '^\+[1-9][0-9]{6,14}$'),
+  name text not null constraint properties_name_check check (length(btrim(name)) between 1 and 200),
+  timezone text not null constraint properties_timezone_check check (private.is_iana_timezone(timezone)),
+  currency text not null constraint properties_currency_check check (private.is_iso_currency(currency)),
+  address_line1 text constraint properties_address_line1_check check (length(address_line1) <= 200),
+  address_line2 text constraint properties_address_line2_check check (length(address_line2) <= 200),
+  city text constraint properties_city_check check (length(city) <= 100),
+  region text constraint properties_region_check check (length(region) <= 100),
+  postal_code text constraint properties_postal_code_check check (length(postal_code) <= 20),
+  country_code text constraint properties_country_code_check check (country_code ~ '^[A-Z]{2}$'),
+  email text constraint properties_email_check check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  phone text constraint properties_phone_check check (phone ~ '^\+[1-9][0-9]{6,14}$'),
   check_in_time time not null default '15:00',
   check_out_time time not null default '11:00',
-  status text not null default 'active' check (status in ('active', 'archived')),
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  status text not null default 'active' constraint properties_status_check check (status in ('active', 'archived')),
+  created_by uuid default auth.uid()
+    constraint properties_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  unique (tenant_id, name)
+  constraint properties_pkey primary key (tenant_id, id),
+  constraint properties_tenant_id_name_key unique (tenant_id, name)
 );
 
 create table public.units (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint units_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
-  name text not null check (length(btrim(name)) between 1 and 100),
+  name text not null constraint units_name_check check (length(btrim(name)) between 1 and 100),
   type text not null default 'room'
-    check (type in ('room', 'suite', 'apartment', 'house', 'dorm_bed', 'other')),
-  capacity integer not null default 2 check (capacity between 1 and 100),
-  floor text check (length(floor) <= 20),
-  status text not null default 'active' check (status in ('active', 'out_of_service', 'archived')),
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+    constraint units_type_check check (type in ('room', 'suite', 'apartment', 'house', 'dorm_bed', 'other')),
+  capacity integer not null default 2 constraint units_capacity_check check (capacity between 1 and 100),
+  floor text constraint units_floor_check check (length(floor) <= 20),
+  status text not null default 'active'
+    constraint units_status_check check (status in ('active', 'out_of_service', 'archived')),
+  created_by uuid default auth.uid() constraint units_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
+  constraint units_pkey primary key (tenant_id, id),
   -- Lets reservations and tasks require that their unit is in their property.
-  unique (tenant_id, property_id, id),
-  unique (tenant_id, property_id, name),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+  constraint units_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
+  constraint units_tenant_id_property_id_name_key unique (tenant_id, property_id, name),
+  constraint units_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
 );
 
 create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.properties
@@ -93,30 +98,36 @@ create policy "managers delete units" on public.units
 
 -- What a stay costs at a property. Owners and admins price; everyone reads.
 create table public.rate_plans (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint rate_plans_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
-  name text not null check (length(btrim(name)) between 1 and 200),
-  code text not null check (code ~ '^[A-Z0-9][A-Z0-9_-]{0,31}$'),
-  currency text not null check (private.is_iso_currency(currency)),
-  nightly_price bigint not null check (nightly_price >= 0),
-  min_stay integer not null default 1 check (min_stay between 1 and 365),
-  max_stay integer check (max_stay between 1 and 365),
+  name text not null constraint rate_plans_name_check check (length(btrim(name)) between 1 and 200),
+  code text not null constraint rate_plans_code_check check (code ~ '^[A-Z0-9][A-Z0-9_-]{0,31}$'),
+  currency text not null constraint rate_plans_currency_check check (private.is_iso_currency(currency)),
+  nightly_price bigint not null constraint rate_plans_nightly_price_check check (nightly_price >= 0),
+  min_stay integer not null default 1 constraint rate_plans_min_stay_check check (min_stay between 1 and 365),
+  max_stay integer constraint rate_plans_max_stay_check check (max_stay between 1 and 365),
   cancellation_policy text not null default 'flexible'
-    check (cancellation_policy in ('flexible', 'moderate', 'strict', 'non_refundable')),
+    constraint rate_plans_cancellation_policy_check
+      check (cancellation_policy in ('flexible', 'moderate', 'strict', 'non_refundable')),
   -- Free cancellation until this many hours before check-in; null with non_refundable.
-  free_cancellation_hours integer check (free_cancellation_hours between 0 and 8760),
+  free_cancellation_hours integer
+    constraint rate_plans_free_cancellation_hours_check check (free_cancellation_hours between 0 and 8760),
   active boolean not null default true,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint rate_plans_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
+  constraint rate_plans_pkey primary key (tenant_id, id),
   -- Lets a reservation require a rate plan of its property in its own currency.
-  unique (tenant_id, property_id, id, currency),
-  unique (tenant_id, property_id, code),
-  check (max_stay is null or max_stay >= min_stay),
-  check (cancellation_policy <> 'non_refundable' or free_cancellation_hours is null),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+  constraint rate_plans_tenant_id_property_id_id_currency_key unique (tenant_id, property_id, id, currency),
+  constraint rate_plans_tenant_id_property_id_code_key unique (tenant_id, property_id, code),
+  constraint rate_plans_max_stay_not_below_min_stay check (max_stay is null or max_stay >= min_stay),
+  constraint rate_plans_non_refundable_without_free_cancellation
+    check (cancellation_policy <> 'non_refundable' or free_cancellation_hours is null),
+  constraint rate_plans_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
 );
 
 create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.rate_plans

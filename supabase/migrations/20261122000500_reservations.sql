@@ -2,52 +2,63 @@
 -- its lifecycle. The database enforces the lifecycle and that a unit is never
 -- booked twice for the same night.
 create table public.reservations (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint reservations_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
   unit_id uuid,
   guest_id uuid not null,
   rate_plan_id uuid,
   -- Always assigned by the database on insert.
-  confirmation_code text not null default private.random_code(8) check (confirmation_code ~ '^[0-9A-Z]{8}$'),
+  confirmation_code text not null default private.random_code(8)
+    constraint reservations_confirmation_code_check check (confirmation_code ~ '^[0-9A-Z]{8}$'),
   check_in date not null,
   check_out date not null,
   stay daterange generated always as (daterange(check_in, check_out, '[)')) stored,
-  adults integer not null default 1 check (adults between 1 and 50),
-  children integer not null default 0 check (children between 0 and 50),
+  adults integer not null default 1 constraint reservations_adults_check check (adults between 1 and 50),
+  children integer not null default 0 constraint reservations_children_check check (children between 0 and 50),
   status text not null default 'pending'
-    check (status in ('pending', 'confirmed', 'checked_in', 'checked_out', 'cancelled', 'no_show')),
-  total_amount bigint not null default 0 check (total_amount >= 0),
+    constraint reservations_status_check
+      check (status in ('pending', 'confirmed', 'checked_in', 'checked_out', 'cancelled', 'no_show')),
+  total_amount bigint not null default 0 constraint reservations_total_amount_check check (total_amount >= 0),
   -- Defaults to the rate plan's currency, else the property's.
-  currency text not null check (private.is_iso_currency(currency)),
+  currency text not null constraint reservations_currency_check check (private.is_iso_currency(currency)),
   -- Kept by the payments triggers; nobody writes it directly.
   amount_paid bigint not null default 0,
   balance bigint generated always as (total_amount - amount_paid) stored,
   source text not null default 'direct'
-    check (source in ('direct', 'phone', 'email', 'walk_in', 'website', 'channel_manager', 'ota', 'other')),
+    constraint reservations_source_check
+      check (source in ('direct', 'phone', 'email', 'walk_in', 'website', 'channel_manager', 'ota', 'other')),
   -- The booking's id in the system it came from (a channel manager, an OTA).
-  external_reference text check (length(external_reference) between 1 and 200),
-  notes text check (length(notes) <= 4000),
-  cancellation_reason text check (length(cancellation_reason) <= 1000),
+  external_reference text
+    constraint reservations_external_reference_check check (length(external_reference) between 1 and 200),
+  notes text constraint reservations_notes_check check (length(notes) <= 4000),
+  cancellation_reason text
+    constraint reservations_cancellation_reason_check check (length(cancellation_reason) <= 1000),
   confirmed_at timestamptz,
   checked_in_at timestamptz,
   checked_out_at timestamptz,
   cancelled_at timestamptz,
   no_show_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint reservations_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  unique (tenant_id, confirmation_code),
+  constraint reservations_pkey primary key (tenant_id, id),
+  constraint reservations_tenant_id_confirmation_code_key unique (tenant_id, confirmation_code),
   -- Targets for children that must match the reservation's currency or property.
-  unique (tenant_id, id, currency),
-  unique (tenant_id, property_id, id),
-  check (check_out > check_in),
-  check (check_out - check_in <= 365),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
-  foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
-  foreign key (tenant_id, guest_id) references public.guests (tenant_id, id),
-  foreign key (tenant_id, property_id, rate_plan_id, currency)
+  constraint reservations_tenant_id_id_currency_key unique (tenant_id, id, currency),
+  constraint reservations_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
+  constraint reservations_check_out_after_check_in check (check_out > check_in),
+  constraint reservations_stay_at_most_365_nights check (check_out - check_in <= 365),
+  constraint reservations_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint reservations_tenant_id_property_id_unit_id_fkey
+    foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
+  constraint reservations_tenant_id_guest_id_fkey
+    foreign key (tenant_id, guest_id) references public.guests (tenant_id, id),
+  constraint reservations_tenant_id_property_id_rate_plan_id_currency_fkey
+    foreign key (tenant_id, property_id, rate_plan_id, currency)
     references public.rate_plans (tenant_id, property_id, id, currency),
   constraint reservations_no_overlapping_stays
     exclude using gist (tenant_id with =, unit_id with =, stay with &&)

@@ -1,27 +1,30 @@
 -- Money received against a reservation, and links that ask a guest to pay.
 -- A reservation's amount_paid (and so its balance) follows its payments.
 create table public.payment_links (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint payment_links_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   reservation_id uuid not null,
-  amount bigint not null check (amount > 0),
+  amount bigint not null constraint payment_links_amount_check check (amount > 0),
   -- Defaults to the reservation's currency, and must equal it.
   currency text not null,
   -- Always assigned by the database: 32 url-safe characters, 192 random bits.
   token text not null default translate(encode(extensions.gen_random_bytes(24), 'base64'), '+/', '-_'),
-  url text check (url ~ '^https?://[^\s]+$'),
-  description text check (length(description) <= 500),
-  status text not null default 'active' check (status in ('active', 'paid', 'expired', 'cancelled')),
+  url text constraint payment_links_url_check check (url ~ '^https?://[^\s]+$'),
+  description text constraint payment_links_description_check check (length(description) <= 500),
+  status text not null default 'active'
+    constraint payment_links_status_check check (status in ('active', 'paid', 'expired', 'cancelled')),
   expires_at timestamptz not null default now() + interval '7 days',
   paid_at timestamptz,
   cancelled_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint payment_links_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  unique (tenant_id, reservation_id, id),
-  check (expires_at > created_at),
-  foreign key (tenant_id, reservation_id, currency)
+  constraint payment_links_pkey primary key (tenant_id, id),
+  constraint payment_links_tenant_id_reservation_id_id_key unique (tenant_id, reservation_id, id),
+  constraint payment_links_expire_after_creation check (expires_at > created_at),
+  constraint payment_links_tenant_id_reservation_id_currency_fkey foreign key (tenant_id, reservation_id, currency)
     references public.reservations (tenant_id, id, currency) on delete cascade
 );
 -- The payment page resolves a link from its token alone, before any tenant is
@@ -29,28 +32,36 @@ create table public.payment_links (
 create unique index payment_links_token_key on public.payment_links (token);
 
 create table public.payments (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint payments_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   reservation_id uuid not null,
   payment_link_id uuid,
-  amount bigint not null check (amount > 0),
+  amount bigint not null constraint payments_amount_check check (amount > 0),
   -- Defaults to the reservation's currency, and must equal it.
   currency text not null,
-  method text not null default 'card' check (method in ('card', 'cash', 'bank_transfer', 'wallet', 'other')),
-  source text not null default 'manual' check (source in ('manual', 'payment_link', 'external')),
+  method text not null default 'card'
+    constraint payments_method_check check (method in ('card', 'cash', 'bank_transfer', 'wallet', 'other')),
+  source text not null default 'manual'
+    constraint payments_source_check check (source in ('manual', 'payment_link', 'external')),
   -- The payer system's id for the payment: a retried call finds the first one.
-  external_reference text check (length(external_reference) between 1 and 200),
+  external_reference text
+    constraint payments_external_reference_check check (length(external_reference) between 1 and 200),
   received_at timestamptz not null default now(),
-  notes text check (length(notes) <= 1000),
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  notes text constraint payments_notes_check check (length(notes) <= 1000),
+  created_by uuid default auth.uid() constraint payments_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  unique (tenant_id, external_reference),
-  check ((source = 'payment_link') = (payment_link_id is not null)),
-  check (source <> 'external' or external_reference is not null),
-  foreign key (tenant_id, reservation_id, currency) references public.reservations (tenant_id, id, currency),
-  foreign key (tenant_id, reservation_id, payment_link_id)
+  constraint payments_pkey primary key (tenant_id, id),
+  constraint payments_tenant_id_external_reference_key unique (tenant_id, external_reference),
+  constraint payments_link_exactly_when_source_is_payment_link
+    check ((source = 'payment_link') = (payment_link_id is not null)),
+  constraint payments_external_source_has_external_reference
+    check (source <> 'external' or external_reference is not null),
+  constraint payments_tenant_id_reservation_id_currency_fkey
+    foreign key (tenant_id, reservation_id, currency) references public.reservations (tenant_id, id, currency),
+  constraint payments_tenant_id_reservation_id_payment_link_id_fkey
+    foreign key (tenant_id, reservation_id, payment_link_id)
     references public.payment_links (tenant_id, reservation_id, id)
 );
 create index payments_tenant_reservation_idx on public.payments (tenant_id, reservation_id);

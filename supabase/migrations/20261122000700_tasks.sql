@@ -2,31 +2,36 @@
 -- tasks; the database keeps their lifecycle and makes the cleaning task when a
 -- guest checks out.
 create table public.tasks (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint tasks_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
   unit_id uuid,
   reservation_id uuid,
-  type text not null check (type in ('cleaning', 'maintenance', 'inspection', 'other')),
-  title text not null check (length(btrim(title)) between 1 and 200),
-  description text check (length(description) <= 4000),
+  type text not null constraint tasks_type_check check (type in ('cleaning', 'maintenance', 'inspection', 'other')),
+  title text not null constraint tasks_title_check check (length(btrim(title)) between 1 and 200),
+  description text constraint tasks_description_check check (length(description) <= 4000),
   assignee_id uuid,
   due_at timestamptz,
-  priority text not null default 'normal' check (priority in ('low', 'normal', 'high', 'urgent')),
-  status text not null default 'open' check (status in ('open', 'in_progress', 'done', 'cancelled')),
+  priority text not null default 'normal'
+    constraint tasks_priority_check check (priority in ('low', 'normal', 'high', 'urgent')),
+  status text not null default 'open'
+    constraint tasks_status_check check (status in ('open', 'in_progress', 'done', 'cancelled')),
   started_at timestamptz,
   completed_at timestamptz,
   cancelled_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid() constraint tasks_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
-  foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
-  foreign key (tenant_id, property_id, reservation_id)
+  constraint tasks_pkey primary key (tenant_id, id),
+  constraint tasks_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint tasks_tenant_id_property_id_unit_id_fkey
+    foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
+  constraint tasks_tenant_id_property_id_reservation_id_fkey foreign key (tenant_id, property_id, reservation_id)
     references public.reservations (tenant_id, property_id, id) on delete set null (reservation_id),
   -- Only a member of the tenant can be assigned; leaving the tenant unassigns.
-  foreign key (tenant_id, assignee_id)
+  constraint tasks_tenant_id_assignee_id_fkey foreign key (tenant_id, assignee_id)
     references public.tenant_memberships (tenant_id, user_id) on delete set null (assignee_id)
 );
 create index tasks_tenant_status_due_idx on public.tasks (tenant_id, status, due_at);

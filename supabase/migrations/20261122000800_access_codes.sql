@@ -14,22 +14,25 @@ $$;
 grant execute on function private.random_door_code() to authenticated, service_role;
 
 create table public.access_codes (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint access_codes_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   reservation_id uuid not null,
   -- Taken from the reservation.
   property_id uuid not null,
-  code text not null default private.random_door_code() check (code ~ '^[0-9]{4,12}$'),
+  code text not null default private.random_door_code()
+    constraint access_codes_code_check check (code ~ '^[0-9]{4,12}$'),
   valid_from timestamptz not null,
   valid_until timestamptz not null,
-  status text not null default 'active' check (status in ('active', 'revoked')),
+  status text not null default 'active' constraint access_codes_status_check check (status in ('active', 'revoked')),
   revoked_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint access_codes_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  check (valid_until > valid_from),
-  foreign key (tenant_id, property_id, reservation_id)
+  constraint access_codes_pkey primary key (tenant_id, id),
+  constraint access_codes_valid_until_after_valid_from check (valid_until > valid_from),
+  constraint access_codes_tenant_id_property_id_reservation_id_fkey foreign key (tenant_id, property_id, reservation_id)
     references public.reservations (tenant_id, property_id, id) on delete cascade,
   -- One door code cannot open two stays at the same property at the same time.
   constraint access_codes_no_shared_active_code

@@ -41,14 +41,17 @@ create policy "background jobs read the job's access codes" on public.access_cod
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));
 
 create table public.notifications (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint notifications_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   -- The guest or user it is for; null for a system-audience notification.
   recipient_id uuid,
-  recipient_type text not null check (recipient_type in ('user', 'guest', 'admin', 'system')),
+  recipient_type text not null
+    constraint notifications_recipient_type_check check (recipient_type in ('user', 'guest', 'admin', 'system')),
   template_key text not null
-    check (template_key in ('checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery')),
-  channel text not null check (channel in ('email', 'sms', 'push', 'in_app')),
+    constraint notifications_template_key_check
+      check (template_key in ('checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery')),
+  channel text not null constraint notifications_channel_check check (channel in ('email', 'sms', 'push', 'in_app')),
   -- What the notification is about, read when it is rendered.
   reservation_id uuid,
   access_code_id uuid,
@@ -57,21 +60,22 @@ create table public.notifications (
   body text not null default '',
   -- `skipped` extends the contract's statuses: an opt-out or a disabled channel, so
   -- that no notification stays pending for ever.
-  status text not null default 'pending' check (status in ('pending', 'sent', 'failed', 'skipped')),
+  status text not null default 'pending'
+    constraint notifications_status_check check (status in ('pending', 'sent', 'failed', 'skipped')),
   -- Why it failed or was skipped, in words an operator can act on.
-  status_reason text check (length(status_reason) <= 2000),
-  attempts integer not null default 0 check (attempts >= 0),
+  status_reason text constraint notifications_status_reason_check check (length(status_reason) <= 2000),
+  attempts integer not null default 0 constraint notifications_attempts_check check (attempts >= 0),
   recipient_address text,
   provider_message_id text,
   sent_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  foreign key (tenant_id, reservation_id)
+  constraint notifications_pkey primary key (tenant_id, id),
+  constraint notifications_tenant_id_reservation_id_fkey foreign key (tenant_id, reservation_id)
     references public.reservations (tenant_id, id) on delete set null (reservation_id),
-  foreign key (tenant_id, access_code_id)
+  constraint notifications_tenant_id_access_code_id_fkey foreign key (tenant_id, access_code_id)
     references public.access_codes (tenant_id, id) on delete set null (access_code_id),
-  check ((status = 'sent') = (sent_at is not null))
+  constraint notifications_sent_at_exactly_when_sent check ((status = 'sent') = (sent_at is not null))
 );
 
 create index notifications_tenant_created_idx on public.notifications (tenant_id, created_at desc, id desc);
@@ -83,16 +87,18 @@ create index notifications_tenant_access_code_idx on public.notifications (tenan
 
 -- One row per (template, channel) and tenant; no row means enabled.
 create table public.notification_preferences (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint notification_preferences_tenant_id_fkey references public.tenants (id) on delete cascade,
   -- The four event templates and the names the operator settings screen uses.
-  template_key text not null check (template_key in (
+  template_key text not null constraint notification_preferences_template_key_check check (template_key in (
     'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
     'check_in_alerts', 'nightly_summary', 'marketing_emails')),
-  channel text not null check (channel in ('email', 'sms', 'push', 'in_app')),
+  channel text not null
+    constraint notification_preferences_channel_check check (channel in ('email', 'sms', 'push', 'in_app')),
   enabled boolean not null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, template_key, channel)
+  constraint notification_preferences_pkey primary key (tenant_id, template_key, channel)
 );
 
 -- pending -> sent | failed | skipped. An operator retries a failed notification by

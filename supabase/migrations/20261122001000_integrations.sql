@@ -6,24 +6,26 @@
 -- has 256 random bits, so a fast hash is enough, and the database never sees the
 -- secret itself, not even in a failed statement's log line.
 create table public.api_keys (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint api_keys_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
-  name text not null check (length(name) between 1 and 100),
+  name text not null constraint api_keys_name_check check (length(name) between 1 and 100),
   -- The key's public part (live_<key_id>_<secret>): requests are looked up by it.
-  key_id text not null check (key_id ~ '^[a-z2-7]{16}$'),
-  secret_hash bytea not null check (length(secret_hash) = 32),
+  key_id text not null constraint api_keys_key_id_check check (key_id ~ '^[a-z2-7]{16}$'),
+  secret_hash bytea not null constraint api_keys_secret_hash_check check (length(secret_hash) = 32),
   -- Shown in lists so people can tell their keys apart.
-  last_four text not null check (last_four ~ '^[A-Za-z0-9_-]{4}$'),
+  last_four text not null constraint api_keys_last_four_check check (last_four ~ '^[A-Za-z0-9_-]{4}$'),
   expires_at timestamptz,
   revoked_at timestamptz,
   last_used_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid() constraint api_keys_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  check (expires_at > created_at),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id) on delete cascade
+  constraint api_keys_pkey primary key (tenant_id, id),
+  constraint api_keys_expire_after_creation check (expires_at > created_at),
+  constraint api_keys_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id) on delete cascade
 );
 -- A request names its key before any tenant is known, so, like a payment link's
 -- token, this index cannot lead with tenant_id.
@@ -202,17 +204,19 @@ create policy "integrations record payments on their property's reservations" on
 -- them and are honoured for 24 hours. Only a completed request leaves its answer
 -- here: one that failed rolled back its claim with everything else, so a retry runs again.
 create table public.idempotency_keys (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint idempotency_keys_tenant_id_fkey references public.tenants (id) on delete cascade,
   api_key_id uuid not null default private.request_api_key_id(),
-  key text not null check (length(key) between 1 and 255),
+  key text not null constraint idempotency_keys_key_check check (length(key) between 1 and 255),
   -- SHA-256 of the operation and its parsed input: a different request under a used key is refused.
-  request_hash bytea not null check (length(request_hash) = 32),
-  response_status integer check (response_status between 200 and 299),
+  request_hash bytea not null constraint idempotency_keys_request_hash_check check (length(request_hash) = 32),
+  response_status integer constraint idempotency_keys_response_status_check check (response_status between 200 and 299),
   response_headers jsonb not null default '{}',
   response_body text,
   created_at timestamptz not null default now(),
-  primary key (tenant_id, api_key_id, key),
-  foreign key (tenant_id, api_key_id) references public.api_keys (tenant_id, id) on delete cascade
+  constraint idempotency_keys_pkey primary key (tenant_id, api_key_id, key),
+  constraint idempotency_keys_tenant_id_api_key_id_fkey
+    foreign key (tenant_id, api_key_id) references public.api_keys (tenant_id, id) on delete cascade
 );
 create index idempotency_keys_tenant_created_idx on public.idempotency_keys (tenant_id, created_at);
 
