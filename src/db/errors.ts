@@ -16,7 +16,7 @@ function isDatabaseError(error: unknown): error is DatabaseError {
 }
 
 // Constraint names a client meets, in words; the rest fall back to the database's message.
-const constraintMessages: Record<string, string> = {
+export const constraintMessages: Record<string, string> = {
   reservations_no_overlapping_stays: "The unit is already booked for some of these nights.",
   access_codes_no_shared_active_code: "This code already opens the unit for an overlapping stay.",
   payments_tenant_id_external_reference_key: "A payment with this external reference is already recorded.",
