@@ -16,7 +16,7 @@ function isDatabaseError(error: unknown): error is DatabaseError {
 }
 
 // Constraint names a client meets, in words; the rest fall back to the database's message.
-const constraintMessages: Record<string, string> = {
+export const constraintMessages: Record<string, string> = {
   reservations_no_overlapping_stays: "The unit is already booked for some of these nights.",
   access_codes_no_shared_active_code: "This code already opens the unit for an overlapping stay.",
   payments_tenant_id_external_reference_key: "A payment with this external reference is already recorded.",
@@ -25,12 +25,12 @@ const constraintMessages: Record<string, string> = {
   reservations_tenant_source_external_reference_key: "A reservation with this source and external reference already exists.",
   properties_tenant_id_name_key: "A property with this name already exists.",
   payments_tenant_id_reservation_id_currency_fkey: "The currency must be the reservation's currency.",
-  // Table-level checks Postgres names by position.
-  rate_plans_check: "maxStay must be at least minStay.",
-  rate_plans_check1: "A non-refundable rate plan has no free cancellation hours.",
-  payment_links_check: "expiresAt must be later than now.",
-  api_keys_check: "expiresAt must be later than now.",
-  access_codes_check: "validUntil must be after validFrom.",
+  // Checks across columns, each named for its rule.
+  rate_plans_max_stay_not_below_min_stay: "maxStay must be at least minStay.",
+  rate_plans_non_refundable_without_free_cancellation: "A non-refundable rate plan has no free cancellation hours.",
+  payment_links_expire_after_creation: "expiresAt must be later than now.",
+  api_keys_expire_after_creation: "expiresAt must be later than now.",
+  access_codes_valid_until_after_valid_from: "validUntil must be after validFrom.",
 };
 
 function withHint(message: string, hint: string | undefined): string {
@@ -95,15 +95,16 @@ function referenceMessage(error: DatabaseError): string {
   return withHint(error.message, error.hint);
 }
 
-// A column's own check is named <table>_<column>_check by Postgres; the client sent
-// that column under its camelCase name.
+// The migrations name a column's own check <table>_<column>_check, and a check across
+// columns for its rule; the client sent the column under its camelCase name.
 function checkMessage(error: DatabaseError & { table_name?: string }): string {
   if (error.message.startsWith("new row for relation")) {
-    const column = error.table_name && error.constraint_name?.startsWith(`${error.table_name}_`)
-      ? error.constraint_name.slice(error.table_name.length + 1).replace(/_check\d*$/, "")
+    const name = error.constraint_name;
+    const column = error.table_name && name?.startsWith(`${error.table_name}_`) && name.endsWith("_check")
+      ? name.slice(error.table_name.length + 1, -"_check".length)
       : null;
-    const field = column && column !== "check" ? column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : null;
-    return field ? `The value of ${field} is not allowed.` : `The values break the rule ${error.constraint_name}.`;
+    const field = column ? column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : null;
+    return field ? `The value of ${field} is not allowed.` : `The values break the rule ${name}.`;
   }
   return withHint(error.message, error.hint);
 }
