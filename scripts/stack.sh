@@ -218,6 +218,34 @@ socket_dir() {
   if is_root; then echo /var/run/postgresql; else echo "$STATE/socket"; fi
 }
 
+# A new cluster in <data>, listening on 127.0.0.1:<port> and in <socket dir>, with the
+# stack's settings; pg_cron runs in the database cron.database_name names. The schema
+# comparison (scripts/schema-compare.sh) makes its throwaway clusters with this too.
+init_cluster() { # data port socket-dir initdb-log
+  local data=$1 port=$2 sock=$3 pwfile
+  mkdir -p "$data"; chmod 700 "$data"
+  is_root && chown postgres: "$data"
+  pwfile=$(mktemp); echo postgres > "$pwfile"; chmod 644 "$pwfile"
+  as_pg "$PGBIN/initdb" -D "$data" -U postgres --pwfile="$pwfile" --auth-local=trust \
+    --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$4"
+  rm -f "$pwfile"
+  cat >> "$data/postgresql.conf" <<EOF
+# pms local stack
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$sock'
+shared_preload_libraries = 'pg_cron, pg_stat_statements'
+cron.database_name = 'postgres'
+max_connections = 300
+shared_buffers = 512MB
+fsync = on
+log_min_messages = warning
+EOF
+}
+
+# What a Supabase database has before any migration, into the cluster at DB_PORT.
+apply_supabase_baseline() { psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null; }
+
 ensure_cluster() {
   local data="$PGDATA_DIR" log="$LOGS/postgres.log" sock
   sock=$(socket_dir)
@@ -227,25 +255,8 @@ ensure_cluster() {
     mkdir -p "$PG_HOME"; chmod 700 "$PG_HOME"; chown postgres: "$PG_HOME"
   fi
   if [ ! -f "$data/PG_VERSION" ]; then
-    mkdir -p "$data"; chmod 700 "$data"
-    is_root && chown postgres: "$data"
     say "creating the Postgres $PG_MAJOR cluster in $data"
-    local pwfile; pwfile=$(mktemp); echo postgres > "$pwfile"; chmod 644 "$pwfile"
-    as_pg "$PGBIN/initdb" -D "$data" -U postgres --pwfile="$pwfile" --auth-local=trust \
-      --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >"$LOGS/initdb.log"
-    rm -f "$pwfile"
-    cat >> "$data/postgresql.conf" <<EOF
-# pms local stack
-listen_addresses = '127.0.0.1'
-port = $DB_PORT
-unix_socket_directories = '$sock'
-shared_preload_libraries = 'pg_cron, pg_stat_statements'
-cron.database_name = 'postgres'
-max_connections = 300
-shared_buffers = 512MB
-fsync = on
-log_min_messages = warning
-EOF
+    init_cluster "$data" "$DB_PORT" "$sock" "$LOGS/initdb.log"
   fi
   touch "$log"; is_root && chown postgres: "$log"
   [ "$log" = "$LOGS/postgres.log" ] || ln -sfn "$log" "$LOGS/postgres.log"
@@ -255,7 +266,7 @@ EOF
     # follows PMS_PORT_BASE when it changes between runs.
     as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "-p $DB_PORT" -w -t 60 start >/dev/null
   fi
-  psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null
+  apply_supabase_baseline
 }
 
 # The settings the functions run with besides the keys, written to stack.env too so
@@ -391,10 +402,26 @@ create_demo_users() {
   done
 }
 
+# Auth's own migrations into the database at <db port>, the step Auth takes itself
+# when it starts (its root command is `migrate`, then `serve`), for a database that no
+# Auth serves: the schema comparison's.
+run_auth_migrations() { # db-port log
+  env -i PATH="$PATH" GOTRUE_DB_DRIVER=postgres \
+    GOTRUE_DB_DATABASE_URL="postgresql://supabase_auth_admin:postgres@127.0.0.1:$1/postgres" \
+    GOTRUE_DB_MIGRATIONS_PATH="$AUTH_CACHE/migrations" GOTRUE_JWT_SECRET=migrations-only-signs-nothing-0000000 \
+    API_EXTERNAL_URL=http://127.0.0.1/auth/v1 GOTRUE_SITE_URL=http://127.0.0.1 GOTRUE_LOG_LEVEL=warn \
+    "$AUTH_BIN" migrate >"$2" 2>&1 || { cat "$2" >&2; die "Auth's migrations failed on port $1 (log: $2)"; }
+}
+
+# The migrations of the project in <dir> (its supabase/migrations), pushed to <db url>.
+push_migrations() { # project-dir db-url log
+  (cd "$1" && "$SUPABASE_CLI" db push --db-url "$2" --include-all --yes) \
+    >"$3" 2>&1 || { cat "$3" >&2; die "migrations failed (log: $3)"; }
+}
+
 migrate() {
   say "applying migrations with the Supabase CLI"
-  (cd "$ROOT" && "$SUPABASE_CLI" db push --db-url "$DB_URL" --include-all --yes) \
-    >"$LOGS/migrations.log" 2>&1 || { cat "$LOGS/migrations.log" >&2; die "migrations failed"; }
+  push_migrations "$ROOT" "$DB_URL" "$LOGS/migrations.log"
   if [ ! -f "$STATE/seeded" ]; then
     say "creating the demo users through Auth and loading supabase/seed.sql"
     create_demo_users
@@ -578,6 +605,10 @@ clean() {
   rm -rf "$PGDATA_DIR" "$STATE"
   [ "$PG_HOME" = "$STATE" ] || rm -rf "$PG_HOME"
 }
+
+# Sourced (scripts/schema-compare.sh does), the script only defines its settings and
+# functions.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-up}" in
   up) up ;;

@@ -64,11 +64,16 @@ export const rules: Record<string, Rule> = {
   },
   // Check constraints a request can break with valid-looking fields.
   rate_plans_max_stay_not_below_min_stay: { problem: "unprocessable", detail: "maxStay must be at least minStay.", field: "maxStay" },
-  rate_plans_non_refundable_has_no_free_cancellation: {
+  rate_plans_non_refundable_without_free_cancellation: {
     problem: "unprocessable", detail: "A non-refundable rate plan has no free cancellation hours.", field: "freeCancellationHours",
   },
-  payment_links_expire_in_the_future: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
-  api_keys_expire_in_the_future: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
+  payment_links_expire_after_creation: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
+  api_keys_expire_after_creation: { problem: "unprocessable", detail: "expiresAt must be later than now.", field: "expiresAt" },
+  reservations_check_out_after_check_in: { problem: "unprocessable", detail: "checkOut must be after checkIn.", field: "checkOut" },
+  reservations_stay_at_most_365_nights: { problem: "unprocessable", detail: "A stay is at most 365 nights.", field: "checkOut" },
+  payments_external_source_has_external_reference: {
+    problem: "unprocessable", detail: "A payment from an external source needs an externalReference.", field: "externalReference",
+  },
   access_codes_valid_until_after_valid_from: {
     problem: "unprocessable", detail: "validUntil must be after validFrom.", field: "validUntil",
   },
@@ -78,7 +83,6 @@ export const rules: Record<string, Rule> = {
   reservations_arrival_fixed_after_check_in: { problem: "lifecycle-transition-refused", field: "checkIn" },
   tasks_status_transition: { problem: "lifecycle-transition-refused" },
   tasks_final_fixed: { problem: "lifecycle-transition-refused" },
-  payment_links_status_transition: { problem: "lifecycle-transition-refused" },
   payment_links_final_fixed: { problem: "lifecycle-transition-refused" },
   payment_links_fields_fixed: { problem: "immutable-field" },
   payments_link_must_be_active: { problem: "lifecycle-transition-refused" },
@@ -189,5 +193,5 @@ function sentence(message: string): string {
 
 function withHint(message: string, hint: string | undefined): string {
   const first = sentence(message);
-  return hint ? `${first} ${sentence(hint)}` : first;
+  return hint ? `${first} ${hint}${hint.endsWith(".") ? "" : "."}` : first;
 }

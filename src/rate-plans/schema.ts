@@ -26,9 +26,10 @@ type StayRules = {
   freeCancellationHours?: number | null;
 };
 
-// The table's two-column checks, tested on what the body itself gives: Postgres names
-// them rate_plans_check and rate_plans_check1, which say nothing to a client. A PATCH
-// that gives one side is still checked against the stored row by the database.
+// The table's two-column checks (rate_plans_max_stay_not_below_min_stay and
+// rate_plans_non_refundable_without_free_cancellation), tested on what the body itself
+// gives, so that the 400 names the field. A PATCH that gives one side is still checked
+// against the stored row by the database.
 function withStayRules<T extends z.ZodType<StayRules>>(schema: T) {
   return schema
     .refine((body) => body.maxStay == null || body.minStay === undefined || body.maxStay >= body.minStay, {

@@ -2,7 +2,7 @@
 // /v1/reservations/{id}/access-codes (src/reservations/handlers.ts), the default code
 // and validity window in the property's time zone, the shared-code rule, revocation,
 // codes of stays that ended, and who may write. The rules are
-// supabase/migrations/20261122001300_access_codes.sql.
+// supabase/migrations/20261122000800_access_codes.sql.
 import assert from "node:assert/strict";
 import {
   addMember,

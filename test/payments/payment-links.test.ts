@@ -1,7 +1,7 @@
 // Payment links end to end through the gateway: creating one for a reservation
 // (POST /v1/reservations/{id}/payment-link, src/reservations/handlers.ts), reading and
 // cancelling them (src/payments/handlers.ts), the url built from the tenant's payment
-// page, and who may write. The rules are supabase/migrations/20261122001100_payments.sql.
+// page, and who may write. The rules are supabase/migrations/20261122000600_payments.sql.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import {

@@ -1,7 +1,7 @@
 // Payments end to end through the gateway: recording one against a reservation
 // (POST /v1/reservations/{id}/payments, src/reservations/handlers.ts), reading them
 // (src/payments/handlers.ts), how the reservation's amountPaid and balance follow, and
-// who may record. The rules are supabase/migrations/20261122001100_payments.sql.
+// who may record. The rules are supabase/migrations/20261122000600_payments.sql.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import {

@@ -1,6 +1,6 @@
 // The reservation lifecycle end to end through the gateway: the actions
 // POST /v1/reservations/{id}/confirm, /check-in, /check-out, /cancel and /no-show,
-// table-driven over every starting status (supabase/migrations/20261122001000_reservations.sql
+// table-driven over every starting status (supabase/migrations/20261122000500_reservations.sql
 // decides which step is allowed), their timestamps, the cleaning task a check-out
 // leaves behind, and the nights a stay frees when it ends. Every response is checked
 // against the served OpenAPI document.

@@ -1,6 +1,6 @@
 // Reservations end to end through the gateway: GET/POST /v1/reservations and
 // GET/PATCH/DELETE /v1/reservations/{id} from src/reservations/handlers.ts, with the
-// rules of supabase/migrations/20261122001000_reservations.sql: defaults, prices and
+// rules of supabase/migrations/20261122000500_reservations.sql: defaults, prices and
 // currencies, no double booking, what each status still lets a PATCH change, the
 // 422s of the data's rules, who may delete, and the list's order, paging and filters.
 // The lifecycle actions are in lifecycle.test.ts. Every response is checked against

@@ -1,5 +1,5 @@
 // Tasks end to end through the gateway: every route of src/tasks/handlers.ts, the
-// lifecycle the database keeps (supabase/migrations/20261122001200_tasks.sql), who may
+// lifecycle the database keeps (supabase/migrations/20261122000700_tasks.sql), who may
 // write, the list's order, paging and filters, and the cleaning task a check-out leaves.
 // Every response is checked against the served OpenAPI document.
 import assert from "node:assert/strict";

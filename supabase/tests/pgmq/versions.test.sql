@@ -35,7 +35,7 @@ select is_empty(
 
 select ok(
   string_to_array((select extversion from pg_extension where extname = 'pgmq'), '.')::int[] >= '{1,5,0}',
-  'the installed pgmq is 1.5.0 or later, as the job sender''s migration demands');
+  'the installed pgmq is 1.5.0 or later, as the notifications migration demands');
 
 -- The pgmq functions a statement calls, as it resolved them.
 create function pg_temp.resolved(statement text) returns text[]

@@ -2,52 +2,63 @@
 -- its lifecycle. The database enforces the lifecycle and that a unit is never
 -- booked twice for the same night.
 create table public.reservations (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint reservations_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
   unit_id uuid,
   guest_id uuid not null,
   rate_plan_id uuid,
   -- Always assigned by the database on insert.
-  confirmation_code text not null default private.random_code(8) check (confirmation_code ~ '^[0-9A-Z]{8}$'),
+  confirmation_code text not null default private.random_code(8)
+    constraint reservations_confirmation_code_check check (confirmation_code ~ '^[0-9A-Z]{8}$'),
   check_in date not null,
   check_out date not null,
   stay daterange generated always as (daterange(check_in, check_out, '[)')) stored,
-  adults integer not null default 1 check (adults between 1 and 50),
-  children integer not null default 0 check (children between 0 and 50),
+  adults integer not null default 1 constraint reservations_adults_check check (adults between 1 and 50),
+  children integer not null default 0 constraint reservations_children_check check (children between 0 and 50),
   status text not null default 'pending'
-    check (status in ('pending', 'confirmed', 'checked_in', 'checked_out', 'cancelled', 'no_show')),
-  total_amount bigint not null default 0 check (total_amount >= 0),
+    constraint reservations_status_check
+      check (status in ('pending', 'confirmed', 'checked_in', 'checked_out', 'cancelled', 'no_show')),
+  total_amount bigint not null default 0 constraint reservations_total_amount_check check (total_amount >= 0),
   -- Defaults to the rate plan's currency, else the property's.
-  currency text not null check (private.is_iso_currency(currency)),
+  currency text not null constraint reservations_currency_check check (private.is_iso_currency(currency)),
   -- Kept by the payments triggers; nobody writes it directly.
   amount_paid bigint not null default 0,
   balance bigint generated always as (total_amount - amount_paid) stored,
   source text not null default 'direct'
-    check (source in ('direct', 'phone', 'email', 'walk_in', 'website', 'channel_manager', 'ota', 'other')),
+    constraint reservations_source_check
+      check (source in ('direct', 'phone', 'email', 'walk_in', 'website', 'channel_manager', 'ota', 'other')),
   -- The booking's id in the system it came from (a channel manager, an OTA).
-  external_reference text check (length(external_reference) between 1 and 200),
-  notes text check (length(notes) <= 4000),
-  cancellation_reason text check (length(cancellation_reason) <= 1000),
+  external_reference text
+    constraint reservations_external_reference_check check (length(external_reference) between 1 and 200),
+  notes text constraint reservations_notes_check check (length(notes) <= 4000),
+  cancellation_reason text
+    constraint reservations_cancellation_reason_check check (length(cancellation_reason) <= 1000),
   confirmed_at timestamptz,
   checked_in_at timestamptz,
   checked_out_at timestamptz,
   cancelled_at timestamptz,
   no_show_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint reservations_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  unique (tenant_id, confirmation_code),
+  constraint reservations_pkey primary key (tenant_id, id),
+  constraint reservations_tenant_id_confirmation_code_key unique (tenant_id, confirmation_code),
   -- Targets for children that must match the reservation's currency or property.
-  unique (tenant_id, id, currency),
-  unique (tenant_id, property_id, id),
-  check (check_out > check_in),
-  check (check_out - check_in <= 365),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
-  foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
-  foreign key (tenant_id, guest_id) references public.guests (tenant_id, id),
-  foreign key (tenant_id, property_id, rate_plan_id, currency)
+  constraint reservations_tenant_id_id_currency_key unique (tenant_id, id, currency),
+  constraint reservations_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
+  constraint reservations_check_out_after_check_in check (check_out > check_in),
+  constraint reservations_stay_at_most_365_nights check (check_out - check_in <= 365),
+  constraint reservations_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint reservations_tenant_id_property_id_unit_id_fkey
+    foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
+  constraint reservations_tenant_id_guest_id_fkey
+    foreign key (tenant_id, guest_id) references public.guests (tenant_id, id),
+  constraint reservations_tenant_id_property_id_rate_plan_id_currency_fkey
+    foreign key (tenant_id, property_id, rate_plan_id, currency)
     references public.rate_plans (tenant_id, property_id, id, currency),
   constraint reservations_no_overlapping_stays
     exclude using gist (tenant_id with =, unit_id with =, stay with &&)
@@ -62,7 +73,13 @@ create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id
 -- A channel manager that resends a booking finds the one it created.
 create unique index reservations_tenant_source_external_reference_key
   on public.reservations (tenant_id, source, external_reference) where external_reference is not null;
+-- An integration syncs its property's reservations by `updatedSince`, in the order they changed.
+create index reservations_tenant_property_updated_idx on public.reservations (tenant_id, property_id, updated_at);
 
+-- The stay's own rules are checked first and named: check-out after check-in and at
+-- most 365 nights (the stay range cannot be built otherwise, and a rate plan's limits
+-- would be reported against a negative count); a currency that is not the rate plan's;
+-- and a guest who has arrived keeps their arrival date.
 create or replace function private.reservation_before_write()
 returns trigger
 language plpgsql
@@ -75,6 +92,14 @@ declare
   property_currency text;
   nights integer := new.check_out - new.check_in;
 begin
+  -- Before anything that counts nights: the stay column cannot even be built otherwise.
+  if nights <= 0 then
+    raise exception 'check-out (%) must be after check-in (%)', new.check_out, new.check_in using errcode = '23514';
+  end if;
+  if nights > 365 then
+    raise exception 'a stay is at most 365 nights, not %', nights using errcode = '23514';
+  end if;
+
   if tg_op = 'INSERT' then
     if new.status not in ('pending', 'confirmed') then
       raise exception 'a reservation starts as pending or confirmed, not %', new.status using errcode = '23514';
@@ -103,6 +128,12 @@ begin
     if new.confirmation_code is distinct from old.confirmation_code then
       raise exception 'confirmation_code cannot change' using errcode = '42501';
     end if;
+    if old.status = 'checked_in' and new.check_in is distinct from old.check_in then
+      raise exception 'a checked_in reservation cannot move its arrival date'
+        using errcode = 'PT409', constraint = 'reservations_arrival_fixed_after_check_in',
+              detail = jsonb_build_object('currentStatus', old.status)::text,
+              hint = 'The guest has arrived; change the check-out date instead.';
+    end if;
 
     if new.status is distinct from old.status then
       next_statuses := case old.status
@@ -113,7 +144,9 @@ begin
       end;
       if not (new.status = any (next_statuses)) then
         raise exception 'a % reservation cannot become %', old.status, new.status
-          using errcode = 'PT409',
+          using errcode = 'PT409', constraint = 'reservations_status_transition',
+                detail = jsonb_build_object('currentStatus', old.status, 'requestedStatus', new.status,
+                                            'allowedStatuses', to_jsonb(next_statuses))::text,
                 hint = case when cardinality(next_statuses) = 0 then format('%s is final', old.status)
                             else format('allowed next: %s', array_to_string(next_statuses, ', ')) end;
       end if;
@@ -130,7 +163,9 @@ begin
           is distinct from
           (old.property_id, old.unit_id, old.guest_id, old.rate_plan_id, old.check_in, old.check_out,
            old.adults, old.children, old.total_amount, old.currency) then
-      raise exception 'a % reservation can no longer change its stay or price', old.status using errcode = 'PT409';
+      raise exception 'a % reservation can no longer change its stay or price', old.status
+        using errcode = 'PT409', constraint = 'reservations_final_stay_fixed',
+              detail = jsonb_build_object('currentStatus', old.status)::text;
     end if;
   end if;
 
@@ -147,6 +182,9 @@ begin
     end if;
     if not plan.active then
       raise exception 'rate plan % is not active', plan.code using errcode = '23514';
+    end if;
+    if new.currency is distinct from plan.currency and new.currency is not null then
+      raise exception 'rate plan % is priced in currency %, not %', plan.code, plan.currency, new.currency using errcode = '23514';
     end if;
     if nights < plan.min_stay or nights > coalesce(plan.max_stay, nights) then
       raise exception 'rate plan % takes stays of % to % nights, not %',
@@ -177,10 +215,14 @@ $$;
 
 create trigger reservation_before_write before insert or update on public.reservations
   for each row execute function private.reservation_before_write();
-create trigger forbid_tenant_change before update on public.reservations
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.reservations
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.reservations
   for each row execute function private.touch_updated_at();
+-- Later domains react to a status change with after-update triggers of their own on
+-- this table: tasks (create_cleaning_task_on_checkout), notifications
+-- (notify_reservation_status) and access codes (revoke_access_codes_when_stay_ends).
+-- They fire in that order, by name, and none depends on another having run.
 
 alter table public.reservations enable row level security;
 revoke all on public.reservations from anon;

@@ -2,31 +2,36 @@
 -- tasks; the database keeps their lifecycle and makes the cleaning task when a
 -- guest checks out.
 create table public.tasks (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint tasks_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   property_id uuid not null,
   unit_id uuid,
   reservation_id uuid,
-  type text not null check (type in ('cleaning', 'maintenance', 'inspection', 'other')),
-  title text not null check (length(btrim(title)) between 1 and 200),
-  description text check (length(description) <= 4000),
+  type text not null constraint tasks_type_check check (type in ('cleaning', 'maintenance', 'inspection', 'other')),
+  title text not null constraint tasks_title_check check (length(btrim(title)) between 1 and 200),
+  description text constraint tasks_description_check check (length(description) <= 4000),
   assignee_id uuid,
   due_at timestamptz,
-  priority text not null default 'normal' check (priority in ('low', 'normal', 'high', 'urgent')),
-  status text not null default 'open' check (status in ('open', 'in_progress', 'done', 'cancelled')),
+  priority text not null default 'normal'
+    constraint tasks_priority_check check (priority in ('low', 'normal', 'high', 'urgent')),
+  status text not null default 'open'
+    constraint tasks_status_check check (status in ('open', 'in_progress', 'done', 'cancelled')),
   started_at timestamptz,
   completed_at timestamptz,
   cancelled_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid() constraint tasks_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
-  foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
-  foreign key (tenant_id, property_id, reservation_id)
+  constraint tasks_pkey primary key (tenant_id, id),
+  constraint tasks_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint tasks_tenant_id_property_id_unit_id_fkey
+    foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
+  constraint tasks_tenant_id_property_id_reservation_id_fkey foreign key (tenant_id, property_id, reservation_id)
     references public.reservations (tenant_id, property_id, id) on delete set null (reservation_id),
   -- Only a member of the tenant can be assigned; leaving the tenant unassigns.
-  foreign key (tenant_id, assignee_id)
+  constraint tasks_tenant_id_assignee_id_fkey foreign key (tenant_id, assignee_id)
     references public.tenant_memberships (tenant_id, user_id) on delete set null (assignee_id)
 );
 create index tasks_tenant_status_due_idx on public.tasks (tenant_id, status, due_at);
@@ -35,6 +40,10 @@ create index tasks_tenant_assignee_idx on public.tasks (tenant_id, assignee_id) 
 create index tasks_tenant_unit_idx on public.tasks (tenant_id, unit_id) where unit_id is not null;
 create index tasks_tenant_reservation_idx on public.tasks (tenant_id, reservation_id) where reservation_id is not null;
 
+-- A done or cancelled task can no longer change, with one exception: it still lets
+-- go of what it points to. Deleting a reservation or removing a member sets the
+-- task's reference to null through the foreign key, and that update must not be
+-- refused as an edit of a finished task; a client's own update of one still is.
 create or replace function private.task_before_write()
 returns trigger
 language plpgsql
@@ -61,7 +70,9 @@ begin
     end;
     if not (new.status = any (next_statuses)) then
       raise exception 'a % task cannot become %', old.status, new.status
-        using errcode = 'PT409',
+        using errcode = 'PT409', constraint = 'tasks_status_transition',
+              detail = jsonb_build_object('currentStatus', old.status, 'requestedStatus', new.status,
+                                          'allowedStatuses', to_jsonb(next_statuses))::text,
               hint = case when cardinality(next_statuses) = 0 then format('%s is final', old.status)
                           else format('allowed next: %s', array_to_string(next_statuses, ', ')) end;
     end if;
@@ -71,8 +82,15 @@ begin
       when 'cancelled' then new.cancelled_at := now();
       else null;
     end case;
-  elsif old.status in ('done', 'cancelled') then
-    raise exception 'a % task can no longer change', old.status using errcode = 'PT409';
+  elsif old.status in ('done', 'cancelled') and not (
+          -- Nested in the foreign key's own trigger: only a reference going to null.
+          pg_trigger_depth() > 1
+          and (new.assignee_id is null or new.assignee_id = old.assignee_id)
+          and (new.reservation_id is null or new.reservation_id = old.reservation_id)
+          and (to_jsonb(new) - array['assignee_id', 'reservation_id', 'updated_at'])
+              = (to_jsonb(old) - array['assignee_id', 'reservation_id', 'updated_at'])) then
+    raise exception 'a % task can no longer change', old.status
+      using errcode = 'PT409', constraint = 'tasks_final_fixed', detail = jsonb_build_object('currentStatus', old.status)::text;
   end if;
   return new;
 end
@@ -80,7 +98,7 @@ $$;
 
 create trigger task_before_write before insert or update on public.tasks
   for each row execute function private.task_before_write();
-create trigger forbid_tenant_change before update on public.tasks
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.tasks
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.tasks
   for each row execute function private.touch_updated_at();

@@ -3,31 +3,36 @@
 -- day, in the property's timezone; it stops working when the stay ends early.
 create or replace function private.random_door_code()
 returns text
-language sql volatile
+language plpgsql
 set search_path = ''
 as $$
+begin
   -- Six digits from a cryptographic source: door codes are secrets, unlike confirmation codes.
-  select lpad(((('x' || encode(extensions.gen_random_bytes(4), 'hex'))::bit(32)::bigint & 2147483647) % 1000000)::text, 6, '0')
+  return lpad(((('x' || encode(extensions.gen_random_bytes(4), 'hex'))::bit(32)::bigint & 2147483647) % 1000000)::text, 6, '0');
+end
 $$;
 grant execute on function private.random_door_code() to authenticated, service_role;
 
 create table public.access_codes (
-  tenant_id uuid not null default private.request_tenant_id() references public.tenants (id) on delete cascade,
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint access_codes_tenant_id_fkey references public.tenants (id) on delete cascade,
   id uuid not null default gen_random_uuid(),
   reservation_id uuid not null,
   -- Taken from the reservation.
   property_id uuid not null,
-  code text not null default private.random_door_code() check (code ~ '^[0-9]{4,12}$'),
+  code text not null default private.random_door_code()
+    constraint access_codes_code_check check (code ~ '^[0-9]{4,12}$'),
   valid_from timestamptz not null,
   valid_until timestamptz not null,
-  status text not null default 'active' check (status in ('active', 'revoked')),
+  status text not null default 'active' constraint access_codes_status_check check (status in ('active', 'revoked')),
   revoked_at timestamptz,
-  created_by uuid default auth.uid() references auth.users (id) on delete set null,
+  created_by uuid default auth.uid()
+    constraint access_codes_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
-  primary key (tenant_id, id),
-  check (valid_until > valid_from),
-  foreign key (tenant_id, property_id, reservation_id)
+  constraint access_codes_pkey primary key (tenant_id, id),
+  constraint access_codes_valid_until_after_valid_from check (valid_until > valid_from),
+  constraint access_codes_tenant_id_property_id_reservation_id_fkey foreign key (tenant_id, property_id, reservation_id)
     references public.reservations (tenant_id, property_id, id) on delete cascade,
   -- One door code cannot open two stays at the same property at the same time.
   constraint access_codes_no_shared_active_code
@@ -36,6 +41,9 @@ create table public.access_codes (
 );
 create index access_codes_tenant_reservation_idx on public.access_codes (tenant_id, reservation_id);
 
+-- A revoked door code refuses every update, a repeated revoke included: the API's
+-- action then answers 409 naming the status rather than succeeding again with a new
+-- updated_at.
 create or replace function private.access_code_before_write()
 returns trigger
 language plpgsql
@@ -56,7 +64,9 @@ begin
       raise exception 'reservation % is not a reservation of this tenant', new.reservation_id using errcode = '23503';
     end if;
     if stay.status not in ('pending', 'confirmed', 'checked_in') then
-      raise exception 'a % reservation gets no access code', stay.status using errcode = 'PT409';
+      raise exception 'a % reservation gets no access code', stay.status
+        using errcode = 'PT409', constraint = 'access_codes_reservation_must_be_open',
+              detail = jsonb_build_object('currentStatus', stay.status)::text;
     end if;
     if new.status <> 'active' then
       raise exception 'an access code starts active' using errcode = '23514';
@@ -70,10 +80,11 @@ begin
 
   if (new.reservation_id, new.property_id, new.code) is distinct from (old.reservation_id, old.property_id, old.code) then
     raise exception 'an access code''s reservation and code cannot change'
-      using errcode = 'PT409', hint = 'Revoke it and create another.';
+      using errcode = 'PT409', constraint = 'access_codes_fields_fixed', hint = 'Revoke it and create another.';
   end if;
-  if old.status = 'revoked' and new is distinct from old then
-    raise exception 'a revoked access code cannot change' using errcode = 'PT409';
+  if old.status = 'revoked' then
+    raise exception 'a revoked access code cannot change'
+      using errcode = 'PT409', constraint = 'access_codes_revoked_final', detail = jsonb_build_object('currentStatus', old.status)::text;
   end if;
   if new.status = 'revoked' and old.status = 'active' then
     new.revoked_at := now();
@@ -84,7 +95,7 @@ $$;
 
 create trigger access_code_before_write before insert or update on public.access_codes
   for each row execute function private.access_code_before_write();
-create trigger forbid_tenant_change before update on public.access_codes
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.access_codes
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.access_codes
   for each row execute function private.touch_updated_at();
