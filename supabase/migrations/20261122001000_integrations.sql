@@ -52,7 +52,7 @@ begin
   end if;
   if old.revoked_at is not null and new.revoked_at is distinct from old.revoked_at then
     raise exception 'a revoked API key stays revoked'
-      using errcode = 'PT409', constraint = 'api_keys_revoked_final', detail = jsonb_build_object('currentStatus', old.status)::text;
+      using errcode = 'PT409', constraint = 'api_keys_revoked_final', detail = jsonb_build_object('currentStatus', 'revoked')::text;
   end if;
   if old.revoked_at is null and new.revoked_at is not null then
     new.revoked_at := now();
