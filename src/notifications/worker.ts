@@ -287,14 +287,24 @@ function workerContext(tx: postgres.TransactionSql, tenantId: string) {
 
 // One read-only transaction for the whole claim: per tenant, the context and one query
 // for all its notifications, pipelined. A second job for a notification already in the
-// claim is dropped, so no claim can send one notification twice.
+// claim is dropped, so no claim can send one notification twice. "The same" is the
+// same notification in the same tenant: a job that names it under another tenant is
+// another job (its tenant's context will not find the notification), and must not
+// stand in for the real one. The earliest message wins, whatever order pgmq returns.
+// Message ids are bigints sent as text: shorter is smaller.
+function compareMsgIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<Map<TenantJob, Loaded | Error>> {
   const loaded = new Map<TenantJob, Loaded | Error>();
   const first = new Map<string, TenantJob>();
-  const tenants = byTenant(jobs.filter((job) => {
-    const earlier = first.get(job.notificationId);
+  const inOrder = [...jobs].sort((a, b) => compareMsgIds(a.msgId, b.msgId));
+  const tenants = byTenant(inOrder.filter((job) => {
+    const key = `${job.tenantId}/${job.notificationId}`;
+    const earlier = first.get(key);
     if (earlier === undefined) {
-      first.set(job.notificationId, job);
+      first.set(key, job);
       return true;
     }
     loaded.set(job, { kind: "drop", why: `job ${earlier.msgId} of the same claim carries the notification` });
