@@ -20,7 +20,7 @@ import {
 
 export { QUEUE, type RunSummary, sleep };
 
-export const WORKER_URL = `${stack.apiUrl}/functions/v1/notifications-worker`;
+export const workerUrl = () => `${stack.apiUrl}/functions/v1/notifications-worker`;
 
 // ---------------------------------------------------------------- the API's view
 
@@ -96,7 +96,7 @@ export function summary(counts: Partial<RunSummary>): RunSummary {
 
 // Calls the worker function as the scheduler does: POST with the service credential.
 export async function callWorker(headers: Record<string, string> = { authorization: `Bearer ${stack.serviceRoleKey}` }, method = "POST") {
-  const response = await fetch(WORKER_URL, { method, headers });
+  const response = await fetch(workerUrl(), { method, headers });
   const text = await response.text();
   let body: unknown = null;
   try {
@@ -222,15 +222,16 @@ export async function deliveryColumns(sql: postgres.Sql, id: string) {
 
 // ---------------------------------------------------------------- the provider doubles
 
-function captureServer<A>(baseUrl: string) {
+// `baseUrlOf` is asked at each call, so importing this module reads no stack setting.
+function captureServer<A>(baseUrlOf: () => string) {
   const get = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${baseUrl}${path}`);
+    const response = await fetch(`${baseUrlOf()}${path}`);
     assert.equal(response.status, 200, path);
     return await response.json() as T;
   };
   return {
     async clear(): Promise<void> {
-      const response = await fetch(`${baseUrl}/_capture`, { method: "DELETE" });
+      const response = await fetch(`${baseUrlOf()}/_capture`, { method: "DELETE" });
       await response.body?.cancel();
       assert.equal(response.status, 204);
     },
@@ -240,7 +241,7 @@ function captureServer<A>(baseUrl: string) {
     requests: () => get<A[]>("/_capture/requests"),
     // Queues answers for the next attempts; how many are queued now.
     async script(...responses: ScriptedResponse[]): Promise<{ pending: number }> {
-      const response = await fetch(`${baseUrl}/_capture/script`, {
+      const response = await fetch(`${baseUrlOf()}/_capture/script`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ responses }),
@@ -271,8 +272,8 @@ export type SmsAttempt = {
   params: Record<string, string>;
 };
 
-export const mail = captureServer<MailAttempt>(stack.mailUrl);
-export const sms = captureServer<SmsAttempt>(stack.smsUrl);
+export const mail = captureServer<MailAttempt>(() => stack.mailUrl);
+export const sms = captureServer<SmsAttempt>(() => stack.smsUrl);
 
 // One mail's parts: the recipient, the subject, the text and HTML content and the custom args.
 export function partsOf(sent: SentMail) {
