@@ -53,7 +53,7 @@ Deno.test("no test, script or walk-through writes Auth's users or sessions, or s
   const offenders: string[] = [];
   // Tests of the verifier's own refusals (expired, tampered, wrong key) may sign tokens;
   // the stack signs its anon and service_role API keys as `supabase start` does.
-  const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.test.ts",
+  const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.unit.test.ts",
     "test/tenancy/request-context.test.ts", "bench/verify.bench.ts"]);
   for (const file of tracked) {
     if (file === "test/local/stack.test.ts") continue;
