@@ -80,7 +80,7 @@ function reasonOf(text: string): string {
 
 // Exponential, capped, with jitter so that a burst of failures does not retry in step;
 // never sooner than the provider's Retry-After, which the cap does not shorten.
-function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
+export function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
   const exponential = Math.min(settings.maxDelaySeconds, settings.baseDelaySeconds * 2 ** Math.max(0, attempt - 1));
   const jittered = Math.ceil(exponential * (0.5 + random() / 2));
   return Math.max(Math.min(settings.maxDelaySeconds, jittered), retryAfter ?? 0);
