@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { createRouter, type Route } from "../../src/http/router.ts";
 import { HttpError } from "../../src/http/problem.ts";
+import type { Problem } from "../support/stack.ts";
 
 type Logged = { message: string; fields: Record<string, unknown> | undefined };
 
@@ -24,7 +25,7 @@ const echo = (name: string): Route["handler"] => (_request, params) => Response.
 
 async function problemOf(response: Response) {
   assert.equal(response.headers.get("content-type"), "application/problem+json");
-  return await response.json() as { type: string; title: string; status: number; detail: string };
+  return await response.json() as Problem;
 }
 
 Deno.test("a path is matched with or without the function's name before it, its parameters decoded", async () => {

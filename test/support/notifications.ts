@@ -3,7 +3,7 @@
 // doubles (local/sendgrid-capture, local/sms-capture) with their capture routes.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { type Client, expectStatus, listPage, type Page, readOne } from "./api.ts";
+import { type Client, expectStatus, listPage, type Page, readOne, type Schemas } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { stack } from "./stack.ts";
 import { type ScriptedResponse, sleep } from "../../local/capture.ts";
@@ -24,29 +24,10 @@ export const workerUrl = () => `${stack.apiUrl}/functions/v1/notifications-worke
 
 // ---------------------------------------------------------------- the API's view
 
-export type NotificationStatus = "pending" | "sent" | "failed" | "skipped";
-export type TemplateKey = "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery";
-
-export type Notification = {
-  id: string;
-  tenantId: string;
-  recipientId: string | null;
-  recipientType: "user" | "guest" | "admin" | "system";
-  templateKey: TemplateKey;
-  channel: "email" | "sms" | "push" | "in_app";
-  subject: string | null;
-  body: string;
-  status: NotificationStatus;
-  statusReason: string | null;
-  attempts: number;
-  reservationId: string | null;
-  accessCodeId: string | null;
-  sentAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type Preference = { templateKey: string; channel: string; enabled: boolean; updatedAt: string };
+export type Notification = Schemas["Notification"];
+export type NotificationStatus = Notification["status"];
+export type TemplateKey = Notification["templateKey"];
+export type Preference = Schemas["NotificationPreference"];
 
 export const NOTIFICATIONS = "/v1/notifications";
 export const NOTIFICATION = "/v1/notifications/{id}";
@@ -61,10 +42,7 @@ export async function readNotification(api: Client, id: string): Promise<Notific
 export const listPreferences = (api: Client, query = "") => listPage<Preference>(api, PREFERENCES, query);
 
 // PATCH /v1/notifications/preferences with return=representation: 200 and the pair's row.
-export async function setPreference(
-  api: Client,
-  body: { templateKey: string; channel: string; enabled: boolean },
-): Promise<Preference> {
+export async function setPreference(api: Client, body: Schemas["NotificationPreferenceSet"]): Promise<Preference> {
   const response = await api.patch("/notifications/preferences", body, { prefer: "return=representation" });
   return await expectStatus<Preference>("PATCH", PREFERENCES, response, 200);
 }

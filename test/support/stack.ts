@@ -2,6 +2,8 @@
 // scripts/stack.sh writes (NAME=value, or NAME='value' for the settings). Read on first
 // use, not when this module loads: a unit test may import a module that imports this
 // one, and must not need a stack for it (nor the permission to read its file).
+import type { components } from "./api-types.ts";
+
 const root = new URL("../../", import.meta.url);
 
 function readStackEnv(): Record<string, string> {
@@ -93,15 +95,8 @@ export const stack = {
   },
 };
 
-export type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: { path: string; message: string }[];
-  // urn:pms:problem:weak-password only.
-  reasons?: string[];
-};
+// An error's body, as the document describes it.
+export type Problem = components["schemas"]["Problem"];
 
 export async function readProblem(response: Response): Promise<Problem> {
   if (response.headers.get("content-type") !== "application/problem+json") {
