@@ -146,7 +146,7 @@ Deno.test("GET /v1/notifications/{id}: 200 with an ETag; another tenant's, an un
       assert.deepEqual(body, notification);
     }
 
-    // Tenant B sees none of A's (contract rule 3).
+    // Tenant B sees none of A's: a caller sees only its own tenant's notifications.
     const inB = await listNotifications(b.ownerClient);
     assert.deepEqual(inB, { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
     assert.equal((await listNotifications(b.ownerClient, `?reservationId=${four.stayed.reservation.id}`)).pagination.total, 0);

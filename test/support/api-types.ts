@@ -213,7 +213,7 @@ export interface paths {
         delete: operations["deleteProperty"];
         options?: never;
         head?: never;
-        /** Update a property (contract route). Archive it with status archived. */
+        /** Update a property. Archive it with status archived. */
         patch: operations["updateProperty"];
         trace?: never;
     };
@@ -287,7 +287,7 @@ export interface paths {
         delete: operations["deleteRatePlan"];
         options?: never;
         head?: never;
-        /** Update a rate plan (contract route). Its property and currency stay; withdraw it with active false. */
+        /** Update a rate plan. Its property and currency stay; withdraw it with active false. */
         patch: operations["updateRatePlan"];
         trace?: never;
     };
@@ -324,7 +324,7 @@ export interface paths {
         delete: operations["deleteGuest"];
         options?: never;
         head?: never;
-        /** Update a guest (contract route). */
+        /** Update a guest. */
         patch: operations["updateGuest"];
         trace?: never;
     };
@@ -544,7 +544,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a payment link for a reservation (contract route); it asks for the balance by default. */
+        /** Create a payment link for a reservation; it asks for the balance by default. */
         post: operations["createPaymentLink"];
         delete?: never;
         options?: never;
@@ -671,7 +671,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Move a task through its lifecycle (contract route): open ↔ in_progress, then done or cancelled. */
+        /** Move a task through its lifecycle: open ↔ in_progress, then done or cancelled. */
         patch: operations["changeTaskStatus"];
         trace?: never;
     };
@@ -682,7 +682,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's notifications, newest first (contract route); filter by status, template and reservation. */
+        /** The tenant's notifications, newest first; filter by status, template and reservation. */
         get: operations["listNotifications"];
         put?: never;
         post?: never;
@@ -716,14 +716,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every stored preference of the tenant (contract route), by template and channel. A pair without one is enabled. */
+        /** Every stored preference of the tenant, by template and channel. A pair without one is enabled. */
         get: operations["listNotificationPreferences"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Opt the tenant in or out of one template on one channel (contract route): the pair's row is created or updated. */
+        /** Opt the tenant in or out of one template on one channel: the pair's row is created or updated. */
         patch: operations["setNotificationPreference"];
         trace?: never;
     };
@@ -806,7 +806,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record a payment on a reservation of the key's property (contract route); its balance follows. The same externalReference again returns the first payment and records nothing. */
+        /** Record a payment on a reservation of the key's property; its balance follows. The same externalReference again returns the first payment and records nothing. */
         post: operations["recordExternalPayment"];
         delete?: never;
         options?: never;
