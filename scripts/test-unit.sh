@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # npm run test:unit: the Deno tests that need no stack (test/**/*.unit.test.ts), in
 # seconds, with nothing started. They may read the checkout and the environment, but
-# not reach the network nor run programs: a unit test that reaches for the stack fails
-# at once instead of passing on a machine where one happens to run. Ends with
-# "N passed, N failed". npm test runs these too, with everything else.
+# not the stack's settings (.stack/stack.env, .stack/auth.env), nor reach the network,
+# nor run programs: a unit test that reaches for the stack fails at once instead of
+# passing on a machine where one happens to run. Ends with "N passed, N failed".
+# npm test runs these too, with everything else.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -18,7 +19,7 @@ fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-node_modules/.bin/deno test --config deno.json --allow-read=. --allow-env "${files[@]}" 2>&1 | tee "$log"
+node_modules/.bin/deno test --config deno.json --allow-read=. --deny-read=.stack/stack.env,.stack/auth.env --allow-env "${files[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # Deno's last line: "ok | 18 passed (3 steps) | 0 failed (1s)".
 summary=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1)
