@@ -17,6 +17,7 @@ import {
   readOne,
   representation,
   resolveLocation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -509,7 +510,7 @@ Deno.test("DELETE /v1/guests/{id}: 409 while a reservation refers to the guest, 
     assert.match((await expectProblem("DELETE", GUEST, refused, 409, "conflict")).detail, /refer/);
     assert.deepEqual(await read(t.ownerClient, guest.id), before, "the guest is kept");
     const booking = await t.ownerClient.get(`/reservations/${reservation.id}`);
-    assert.equal((await expectStatus<{ guestId: string }>("GET", "/v1/reservations/{id}", booking, 200)).guestId, guest.id);
+    assert.equal((await expectStatus<Schemas["Reservation"]>("GET", "/v1/reservations/{id}", booking, 200)).guestId, guest.id);
 
     await expectMinimal("POST", "/v1/reservations/{id}/cancel", await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, {}), 204);
     await expectProblem("DELETE", GUEST, await t.ownerClient.delete(path), 409, "conflict");

@@ -17,6 +17,7 @@ import {
   readBack,
   readOne,
   representation,
+  type Schemas,
   unique,
   UNKNOWN_ID,
   withFixture,
@@ -27,26 +28,9 @@ const TASKS = "/v1/tasks";
 const TASK = "/v1/tasks/{id}";
 const TASK_STATUS = "/v1/tasks/{id}/status";
 
-type TaskStatus = "open" | "in_progress" | "done" | "cancelled";
+type TaskStatus = Task["status"];
 
-type Task = {
-  id: string;
-  propertyId: string;
-  unitId: string | null;
-  reservationId: string | null;
-  type: "cleaning" | "maintenance" | "inspection" | "other";
-  title: string;
-  description: string | null;
-  assigneeId: string | null;
-  dueAt: string | null;
-  priority: "low" | "normal" | "high" | "urgent";
-  status: TaskStatus;
-  startedAt: string | null;
-  completedAt: string | null;
-  cancelledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type Task = Schemas["Task"];
 
 const STATUSES: TaskStatus[] = ["open", "in_progress", "done", "cancelled"];
 
