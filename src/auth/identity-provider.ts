@@ -1,5 +1,6 @@
-// The identity provider behind an adapter (contract: it can be swapped). The API
-// speaks only these types; src/auth/supabase-auth.ts maps them to Supabase Auth.
+// The identity provider behind an adapter, so that another can take its place (see
+// docs/contract.md, Authentication). The API speaks only these types;
+// src/auth/supabase-auth.ts maps them to Supabase Auth.
 
 export type IdentityUser = {
   id: string;

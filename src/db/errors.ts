@@ -147,9 +147,12 @@ export function httpErrorFromDatabase(error: unknown): HttpError | null {
   const problem = rule?.problem ?? byCode[error.code];
   if (!problem) return null;
   const checked = rule ? undefined : checkedColumn(error);
-  const field = rule?.field ?? camelCase(error.column_name ?? checked);
+  const referencing = rule ? undefined : referencingColumn(error);
+  const field = rule?.field ?? camelCase(error.column_name ?? checked ?? referencing);
   const detail = rule?.detail ??
     (checked ? `The value of ${field} is not allowed.` : undefined) ??
+    // A foreign key Postgres reports in its own words, which name tables the client never sees.
+    (error.code === "23503" && error.constraint_name ? "A referenced record does not exist in this tenant." : undefined) ??
     // A table's check Postgres reports in its own words: its name says which.
     (error.code === "23514" && error.constraint_name ? `The values break the rule ${error.constraint_name}.` : undefined) ??
     withHint(error.message, error.hint);
@@ -181,6 +184,14 @@ function checkedColumn(error: DatabaseError): string | undefined {
   const { constraint_name: name, table_name: table } = error;
   if (error.code !== "23514" || !name || !table || !name.startsWith(`${table}_`) || !name.endsWith("_check")) return undefined;
   return name.slice(table.length + 1, -"_check".length) || undefined;
+}
+
+// A foreign key is named <table>_tenant_id_<column>_fkey: the name says the referencing column.
+function referencingColumn(error: DatabaseError): string | undefined {
+  const { constraint_name: name, table_name: table } = error;
+  const prefix = `${table}_tenant_id_`;
+  if (error.code !== "23503" || !name || !table || !name.startsWith(prefix) || !name.endsWith("_fkey")) return undefined;
+  return name.slice(prefix.length, -"_fkey".length) || undefined;
 }
 
 function camelCase(column: string | undefined): string | undefined {

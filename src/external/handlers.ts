@@ -16,7 +16,7 @@ const tag = "External";
 
 type Payment = NonNullable<Awaited<ReturnType<typeof findPaymentByReference>>>;
 
-// The contract's empty body by default; the payment itself when asked for.
+// An empty body by default, as docs/contract.md promises for this route; the payment itself when asked for.
 function recorded(request: Request, row: Payment, replayed: boolean): Response {
   const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: "true" } : {};
   if (!wantsRepresentation(request)) return new Response(null, { status: 204, headers });
@@ -58,7 +58,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
 
     integrationEndpoint(scope, {
       method: "POST", path: "/v1/external/reservations/{id}/payments", operationId: "recordExternalPayment", tag,
-      summary: "Record a payment on a reservation of the key's property (contract route); its balance follows. " +
+      summary: "Record a payment on a reservation of the key's property; its balance follows. " +
         "The same externalReference again returns the first payment and records nothing.",
       params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, problems: ["external-reference-reused", "lifecycle-transition-refused", "unprocessable"],
       success: [

@@ -16,7 +16,7 @@ export function guestEndpoints(scope: RequestScope): Endpoint[] {
     }, listGuests),
     guests.create({ access: "member", summary: "Create a guest.", body: createGuestBody, problems: ["unprocessable"] }, insertGuest),
     guests.get({ access: "member", summary: "Read a guest." }, findGuest),
-    guests.update({ access: "member", summary: "Update a guest (contract route).", body: updateGuestBody, problems: ["unprocessable"] },
+    guests.update({ access: "member", summary: "Update a guest.", body: updateGuestBody, problems: ["unprocessable"] },
       { lock: lockGuest, update: updateGuest }),
     guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", problems: ["still-referenced"] },
       deleteGuest),

@@ -3,7 +3,7 @@ import type { IdentityProvider } from "../auth/identity-provider.ts";
 import type { Sql } from "../db/pool.ts";
 import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
 import { json } from "../http/json.ts";
-import { PROBLEM_CONTENT_TYPE } from "../http/problem.ts";
+import { PROBLEM_CONTENT_TYPE, problemTypeUri } from "../http/problem.ts";
 
 type CheckState = "ok" | "unreachable";
 
@@ -27,7 +27,9 @@ export function healthEndpoints(deps: { sql: Sql; identity: IdentityProvider }):
       {
         status: 503, description: "A dependency is unreachable; `checks` says which.",
         contentType: PROBLEM_CONTENT_TYPE,
-        schema: z.object({ type: z.string(), title: z.string(), status: z.literal(503), detail: z.string(), checks }),
+        schema: z.object({
+          type: z.literal(problemTypeUri("service-unavailable")), title: z.string(), status: z.literal(503), detail: z.string(), checks,
+        }),
       },
     ],
   }, async () => {
@@ -39,7 +41,7 @@ export function healthEndpoints(deps: { sql: Sql; identity: IdentityProvider }):
     if (database === "ok" && auth === "ok") return json(200, { status: "ok", checks: state });
     return new Response(
       JSON.stringify({
-        type: "urn:pms:problem:service-unavailable",
+        type: problemTypeUri("service-unavailable"),
         title: "Service unavailable",
         status: 503,
         detail: "A dependency of the service is not reachable.",

@@ -110,7 +110,8 @@ export const problemTypes = {
   },
   "unknown-reference": {
     status: 422, title: "Unknown reference",
-    meaning: "A referenced record (a property, unit, guest, rate plan, reservation, member) does not exist in this tenant, or not in the API key's property.",
+    meaning: "A referenced record (a property, unit, guest, rate plan, reservation, member) does not exist in this tenant, " +
+      "is not in the API key's property or the request's property, or can no longer be referenced (an archived property); `errors` names the field.",
   },
   "weak-password": {
     status: 422, title: "Weak password",

@@ -25,7 +25,7 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
   return [
     notifications.list({
       access: "member", query: listNotificationsQuery,
-      summary: "The tenant's notifications, newest first (contract route); filter by status, template and reservation.",
+      summary: "The tenant's notifications, newest first; filter by status, template and reservation.",
     }, listNotifications),
     notifications.get({ access: "member", summary: "Read one notification, with why it failed or was skipped." },
       findNotification),
@@ -33,7 +33,7 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/notifications/preferences", operationId: "listNotificationPreferences", tag,
       access: "member", query: listPreferencesQuery,
-      summary: "Every stored preference of the tenant (contract route), by template and channel. A pair without one is enabled.",
+      summary: "Every stored preference of the tenant, by template and channel. A pair without one is enabled.",
       success: [{ status: 200, description: "The stored preferences.", schema: listOf(notificationPreference) }],
     }, async ({ db, query }) => {
       const { data, pagination } = await listPreferences(db, query);
@@ -43,7 +43,7 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/notifications/preferences", operationId: "setNotificationPreference", tag,
       access: "manager", body: setPreferenceBody, prefer: true,
-      summary: "Opt the tenant in or out of one template on one channel (contract route): the pair's row is created or updated.",
+      summary: "Opt the tenant in or out of one template on one channel: the pair's row is created or updated.",
       success: changedResponses(notificationPreference, "Saved."),
     }, async ({ db, body, request }) => written(request, await upsertPreference(db, body))),
   ];

@@ -13,7 +13,7 @@ const notificationColumns = camelSelection([
 
 const preferenceColumns = camelSelection(["template_key", "channel", "enabled", "updated_at"]);
 
-// RLS limits every query to the request's tenant (contract rule 3).
+// RLS limits every query to the request's tenant: a caller sees only its own tenant's notifications.
 export function listNotifications(db: Reads, filter: z.output<typeof listNotificationsQuery>, page: Page) {
   let query = db.selectFrom("notifications").select(notificationColumns)
     .orderBy("created_at", "desc").orderBy("id", "desc");
@@ -33,7 +33,7 @@ export function listPreferences(db: Reads, page: Page) {
   return paginate(query, page);
 }
 
-// Contract rule 1: one row per (templateKey, channel), created or updated.
+// One row per (templateKey, channel) in the tenant: created when the pair has none, else updated.
 export function upsertPreference(db: Transaction<DB>, input: z.output<typeof setPreferenceBody>) {
   return db.insertInto("notification_preferences")
     .values({ template_key: input.templateKey, channel: input.channel, enabled: input.enabled })

@@ -7,7 +7,7 @@ import { templateKeys } from "./templates/sources.ts";
 export const preferenceTemplateKeys = [...templateKeys, "check_in_alerts", "nightly_summary", "marketing_emails"] as const;
 export const channels = ["email", "sms", "push", "in_app"] as const;
 export const recipientTypes = ["user", "guest", "admin", "system"] as const;
-// `skipped` extends the contract's three: an opt-out or a disabled channel.
+// `skipped` is ours, beside the three statuses docs/contract.md guarantees: an opt-out or a disabled channel.
 export const notificationStatuses = ["pending", "sent", "failed", "skipped"] as const;
 
 export const notification = z.object({

@@ -9,7 +9,8 @@ const { MailService } = sendgridMail as unknown as { MailService: new () => type
 
 export type SendGridSettings = {
   apiKey: string | null;
-  // The sender-address setting; unset disables email (contract step 5).
+  // The sender-address setting. Unset, email is disabled: the worker logs a warning and
+  // sends nothing (docs/contract.md, Delivery processing).
   fromEmail: string | null;
   fromName: string | null;
   // SendGrid's API, or the local capture server.

@@ -1,7 +1,8 @@
 // The notifications worker: drains the pgmq queue `notifications` a claim at a time.
 // A claim is up to `claimSize` jobs read together and worked on at once: one
 // transaction loads every job's notification, each in its own tenant under the
-// background_worker role, so RLS applies to every read and write (contract step 1);
+// background_worker role, so RLS applies to every read and write (the job's tenant is
+// set before anything is read: docs/contract.md, Delivery processing);
 // the provider calls run concurrently, outside any transaction; one transaction then
 // records every outcome with its job's deletion (or postponement).
 import { type CompiledQuery, sql as raw } from "kysely";
@@ -80,7 +81,7 @@ function reasonOf(text: string): string {
 
 // Exponential, capped, with jitter so that a burst of failures does not retry in step;
 // never sooner than the provider's Retry-After, which the cap does not shorten.
-function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
+export function retryDelaySeconds(attempt: number, retryAfter: number | null, settings: WorkerSettings, random: () => number) {
   const exponential = Math.min(settings.maxDelaySeconds, settings.baseDelaySeconds * 2 ** Math.max(0, attempt - 1));
   const jittered = Math.ceil(exponential * (0.5 + random() / 2));
   return Math.max(Math.min(settings.maxDelaySeconds, jittered), retryAfter ?? 0);
@@ -287,14 +288,24 @@ function workerContext(tx: postgres.TransactionSql, tenantId: string) {
 
 // One read-only transaction for the whole claim: per tenant, the context and one query
 // for all its notifications, pipelined. A second job for a notification already in the
-// claim is dropped, so no claim can send one notification twice.
+// claim is dropped, so no claim can send one notification twice. "The same" is the
+// same notification in the same tenant: a job that names it under another tenant is
+// another job (its tenant's context will not find the notification), and must not
+// stand in for the real one. The earliest message wins, whatever order pgmq returns.
+// Message ids are bigints sent as text: shorter is smaller.
+function compareMsgIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<Map<TenantJob, Loaded | Error>> {
   const loaded = new Map<TenantJob, Loaded | Error>();
   const first = new Map<string, TenantJob>();
-  const tenants = byTenant(jobs.filter((job) => {
-    const earlier = first.get(job.notificationId);
+  const inOrder = [...jobs].sort((a, b) => compareMsgIds(a.msgId, b.msgId));
+  const tenants = byTenant(inOrder.filter((job) => {
+    const key = `${job.tenantId}/${job.notificationId}`;
+    const earlier = first.get(key);
     if (earlier === undefined) {
-      first.set(job.notificationId, job);
+      first.set(key, job);
       return true;
     }
     loaded.set(job, { kind: "drop", why: `job ${earlier.msgId} of the same claim carries the notification` });
@@ -419,7 +430,7 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   // The table's check allows only these keys.
   if (!isTemplateKey(templateKey)) throw new Error(`notification ${notificationId} has no template ${templateKey}`);
 
-  // Contract step 2: a stored enabled=false skips; no row means enabled.
+  // The tenant's preference for the pair: a stored enabled=false skips the delivery; no row means enabled.
   if (row.enabled === false) {
     return { kind: "done", outcome: "skipped", reason: `the tenant opted out of ${templateKey} by ${channel}` };
   }

@@ -55,7 +55,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
-      access: "member", summary: "Create a payment link for a reservation (contract route); it asks for the balance by default.",
+      access: "member", summary: "Create a payment link for a reservation; it asks for the balance by default.",
       params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, problems: ["nothing-owed", "lifecycle-transition-refused", "unprocessable"],
       success: createdResponses(paymentLink),
     }, async ({ db, params, body, request, missing }) => {

@@ -16,7 +16,7 @@ export function propertyEndpoints(scope: RequestScope): Endpoint[] {
       insertProperty),
     properties.get({ access: "member", summary: "Read a property." }, findProperty),
     properties.update({
-      access: "manager", summary: "Update a property (contract route). Archive it with status archived.",
+      access: "manager", summary: "Update a property. Archive it with status archived.",
       body: updatePropertyBody, problems: ["already-exists", "unprocessable"],
     }, { lock: lockProperty, update: updateProperty }),
     properties.remove({

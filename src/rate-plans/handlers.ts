@@ -19,7 +19,7 @@ export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
     ratePlans.get({ access: "member", summary: "Read a rate plan." }, findRatePlan),
     ratePlans.update({
       access: "manager",
-      summary: "Update a rate plan (contract route). Its property and currency stay; withdraw it with active false.",
+      summary: "Update a rate plan. Its property and currency stay; withdraw it with active false.",
       body: updateRatePlanBody, problems: ["already-exists", "unprocessable"],
     }, { lock: lockRatePlan, update: updateRatePlan }),
     ratePlans.remove({

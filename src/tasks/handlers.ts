@@ -27,7 +27,7 @@ export function taskEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "PATCH", path: "/v1/tasks/{id}/status", operationId: "changeTaskStatus", tag: "Tasks", access: "member",
-      summary: "Move a task through its lifecycle (contract route): open ↔ in_progress, then done or cancelled.",
+      summary: "Move a task through its lifecycle: open ↔ in_progress, then done or cancelled.",
       params: idParams, resource: "task", body: changeTaskStatusBody, prefer: true, conditional: true, problems: ["lifecycle-transition-refused"],
       success: changedResponses(task),
     }, ({ db, params, body, request, missing }) =>

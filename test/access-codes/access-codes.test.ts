@@ -18,6 +18,7 @@ import {
   readBack,
   readOne,
   representation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -27,18 +28,7 @@ const CODES = "/v1/reservations/{id}/access-codes";
 const CODE = "/v1/reservations/{id}/access-codes/{codeId}";
 const REVOKE = "/v1/reservations/{id}/access-codes/{codeId}/revoke";
 
-type AccessCode = {
-  id: string;
-  reservationId: string;
-  propertyId: string;
-  code: string;
-  validFrom: string;
-  validUntil: string;
-  status: "active" | "revoked";
-  revokedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type AccessCode = Schemas["AccessCode"];
 
 async function createCode(api: Client, reservationId: string, body: Record<string, unknown> = {}): Promise<AccessCode> {
   const response = await api.post(`/reservations/${reservationId}/access-codes`, body, representation);

@@ -147,8 +147,8 @@ Deno.test("issuing refuses a missing name, an unknown field, another tenant's pr
     await expectInvalid("POST", KEYS, await post({ propertyId: property.id }), "name");
     await expectInvalid("POST", KEYS, await post({ name: "x", propertyId: property.id, scopes: ["all"] }), "scopes");
     await expectInvalid("POST", KEYS, await post({ name: "x", propertyId: property.id, expiresAt: "tomorrow" }), "expiresAt");
-    const unknown = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: UNKNOWN_ID }), 422, "unprocessable");
-    const foreign = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: theirs.id }), 422, "unprocessable");
+    const unknown = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: UNKNOWN_ID }), 422, "unknown-reference");
+    const foreign = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: theirs.id }), 422, "unknown-reference");
     assert.deepEqual(foreign, unknown, "another tenant's property answers as an unknown one");
     const past = await expectProblem("POST", KEYS, await post({
       name: "x", propertyId: property.id, expiresAt: new Date(Date.now() - 60_000).toISOString(),

@@ -1,14 +1,11 @@
 // GET /v1/me through the gateway: the signed-in user's profile and every tenant they
 // belong to, checked against the served OpenAPI document.
 import assert from "node:assert/strict";
-import { addMember, client, expectStatus, withFixture } from "../support/api.ts";
+import { addMember, client, expectStatus, type Schemas, withFixture } from "../support/api.ts";
 
 const ME = "/v1/me";
 
-type Me = {
-  user: { id: string; email: string; fullName: string | null; createdAt: string };
-  memberships: { tenantId: string; name: string; role: string }[];
-};
+type Me = Schemas["Me"];
 
 Deno.test("GET /v1/me: 200, the user's profile and each membership with its role and tenant name", () =>
   withFixture(async ({ tenant }) => {

@@ -6,7 +6,7 @@
 // on, or every client would share one bucket.
 import assert from "node:assert/strict";
 import { RATE_LIMIT_RETRY_AFTER_SECONDS } from "../../src/auth/handlers.ts";
-import { withFixture } from "../support/api.ts";
+import { type Schemas, withFixture } from "../support/api.ts";
 import { apiWithAuthAt, postJson, startAuth } from "../support/auth-process.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
 
@@ -32,7 +32,7 @@ Deno.test("Auth's rate limit: 429 with Retry-After for the client address that r
 
       // The next /token call from that address, a sign-in with the right password: 429.
       const limited = await api.handle(postJson("/auth/sign-in", { email: alice.email, password: alice.password }, EXHAUSTED));
-      const problem = await assertMatchesContract("POST", "/v1/auth/sign-in", limited) as { type: string; status: number };
+      const problem = await assertMatchesContract("POST", "/v1/auth/sign-in", limited) as Schemas["Problem"];
       assert.equal(limited.status, 429);
       assert.equal(problem.type, "urn:pms:problem:too-many-requests");
       // Auth sends no Retry-After of its own, so the API's.
@@ -44,7 +44,7 @@ Deno.test("Auth's rate limit: 429 with Retry-After for the client address that r
 
       // Another client's address has its own bucket: signed in.
       const served = await api.handle(postJson("/auth/sign-in", { email: alice.email, password: alice.password }, OTHER));
-      const session = await assertMatchesContract("POST", "/v1/auth/sign-in", served) as { user: { id: string } };
+      const session = await assertMatchesContract("POST", "/v1/auth/sign-in", served) as Schemas["Session"];
       assert.equal(served.status, 200);
       assert.equal(session.user.id, alice.id);
     } finally {

@@ -9,7 +9,7 @@
 //   from the revocation, as any revoked token does.
 import assert from "node:assert/strict";
 import { sleep } from "../../local/capture.ts";
-import { type ApiSession, call, expectProblem, expectStatus, signInThroughApi, withFixture } from "../support/api.ts";
+import { type ApiSession, call, expectProblem, expectStatus, type Schemas, signInThroughApi, withFixture } from "../support/api.ts";
 
 const REFRESH = "/v1/auth/refresh";
 // supabase/config.toml's refresh_token_reuse_interval, with a margin.
@@ -38,7 +38,7 @@ Deno.test("refresh: 200, a new session with a new refresh token, whose access to
 
     assert.equal(next.user.id, alice.id);
     assert.notEqual(next.refreshToken, alice.refreshToken);
-    const me = await expectStatus<{ user: { id: string } }>("GET", "/v1/me", await call("GET", "/me", { token: next.accessToken }), 200);
+    const me = await expectStatus<Schemas["Me"]>("GET", "/v1/me", await call("GET", "/me", { token: next.accessToken }), 200);
     assert.equal(me.user.id, alice.id);
   }));
 

@@ -1,13 +1,13 @@
 // POST /v1/auth/sign-in through the gateway against the stack's Supabase Auth: the
 // session it answers works on the API, and a refusal never tells which part was wrong.
 import assert from "node:assert/strict";
-import { call, client, expectProblem, expectStatus, withFixture } from "../support/api.ts";
+import { call, client, expectProblem, expectStatus, type Schemas, withFixture } from "../support/api.ts";
 import { tokenClaims } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
 const SIGN_IN = "/v1/auth/sign-in";
 
-type Session = { accessToken: string; refreshToken: string; tokenType: string; expiresIn: number; expiresAt: number; user: { id: string; email: string } };
+type Session = Schemas["Session"];
 
 function signIn(email: string, password: string, headers: Record<string, string> = {}) {
   return call("POST", "/auth/sign-in", { body: { email, password }, headers });
@@ -45,7 +45,7 @@ Deno.test("sign-in: 200 and a session whose access token the API accepts", () =>
     assert.equal(session.tokenType, "bearer");
     assert.ok(session.refreshToken.length > 0);
     assert.ok(session.expiresAt > Date.now() / 1000);
-    const me = await expectStatus<{ user: { id: string } }>("GET", "/v1/me", await call("GET", "/me", { token: session.accessToken }), 200);
+    const me = await expectStatus<Schemas["Me"]>("GET", "/v1/me", await call("GET", "/me", { token: session.accessToken }), 200);
     assert.equal(me.user.id, alice.id);
   }));
 

@@ -2,7 +2,7 @@
 // checks the session in the database on every request (private.session_is_active), so
 // the access token, still unexpired, is refused from the very next request on.
 import assert from "node:assert/strict";
-import { type ApiSession, call, expectProblem, expectStatus, signInThroughApi, withFixture } from "../support/api.ts";
+import { type ApiSession, call, expectProblem, expectStatus, type Schemas, signInThroughApi, withFixture } from "../support/api.ts";
 import { apiWithAuthAt } from "../support/auth-process.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
 import { stack } from "../support/stack.ts";
@@ -37,7 +37,7 @@ Deno.test("sign-out ends only the session it is sent with", () =>
     await expectStatus("POST", SIGN_OUT, await call("POST", "/auth/sign-out", { token: phone.accessToken }), 204);
 
     // The fixture's own session (another device) goes on.
-    const me = await expectStatus<{ user: { id: string } }>("GET", "/v1/me", await call("GET", "/me", { token: alice.token }), 200);
+    const me = await expectStatus<Schemas["Me"]>("GET", "/v1/me", await call("GET", "/me", { token: alice.token }), 200);
     assert.equal(me.user.id, alice.id);
   }));
 
@@ -68,7 +68,7 @@ Deno.test("sign-out when Auth no longer has the session: 204; when Auth refuses 
 
       logoutAnswer = { status: 403, error_code: "bad_jwt" };
       const refused = await signOut();
-      const problem = await assertMatchesContract("POST", SIGN_OUT, refused) as { type: string };
+      const problem = await assertMatchesContract("POST", SIGN_OUT, refused) as Schemas["Problem"];
       assert.equal(refused.status, 401);
       assert.equal(problem.type, "urn:pms:problem:unauthorized");
     } finally {

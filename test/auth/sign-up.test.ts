@@ -2,16 +2,13 @@
 // settings come from supabase/config.toml: email confirmations off (sign-up answers a
 // session), passwords of at least 8 characters with letters and digits.
 import assert from "node:assert/strict";
-import { call, expectProblem, expectStatus, withFixture } from "../support/api.ts";
+import { call, expectProblem, expectStatus, type Schemas, withFixture } from "../support/api.ts";
 import { apiWithAuthAt, postJson, startAuth } from "../support/auth-process.ts";
 import { assertMatchesContract } from "../support/openapi.ts";
 
 const SIGN_UP = "/v1/auth/sign-up";
 
-type SignUpResult = {
-  user: { id: string; email: string; fullName: string | null };
-  session: { accessToken: string; refreshToken: string } | null;
-};
+type SignUpResult = Schemas["SignUpResult"];
 
 function newEmail(label: string): string {
   return `${label}-${crypto.randomUUID().slice(0, 8)}@test.example`;
@@ -33,7 +30,7 @@ Deno.test("sign-up: 201, the user, and a session the API accepts", () =>
     assert.equal(result.user.email, email);
     assert.equal(result.user.fullName, "Nora New");
     assert.ok(result.session, "confirmations are off: signed in at once");
-    const me = await expectStatus<{ user: { id: string; fullName: string | null }; memberships: unknown[] }>(
+    const me = await expectStatus<Schemas["Me"]>(
       "GET", "/v1/me", await call("GET", "/me", { token: result.session.accessToken }), 200,
     );
     assert.deepEqual([me.user.id, me.user.fullName, me.memberships], [result.user.id, "Nora New", []]);
@@ -86,7 +83,7 @@ Deno.test("sign-up where Auth takes no new accounts: 403 signup-disabled", async
   const api = apiWithAuthAt(auth.url);
   try {
     const response = await api.handle(postJson("/auth/sign-up", { email: newEmail("closed"), password: "closed-pass-1" }));
-    const problem = await assertMatchesContract("POST", SIGN_UP, response) as { type: string };
+    const problem = await assertMatchesContract("POST", SIGN_UP, response) as Schemas["Problem"];
     assert.equal(response.status, 403);
     assert.equal(problem.type, "urn:pms:problem:signup-disabled");
   } finally {

@@ -2,30 +2,12 @@
 // the code between the markers are the README's example, run as written against the
 // stack's gateway (the project URL: /auth/v1 reaches Auth, /functions/v1 the functions).
 // In Deno, as in Node, there is no window, so supabase-js keeps the session in memory
-// and needs no storage option.
+// and needs no storage option. That the copy below is the README's, as written, is
+// supabase-js.unit.test.ts's.
 import assert from "node:assert/strict";
 import { createClient, FunctionsHttpError } from "@supabase/supabase-js";
 import { call, expectProblem, withFixture } from "../support/api.ts";
 import { stack } from "../support/stack.ts";
-
-// The README's example and this file's copy of it, line by line, indentation aside.
-function exampleLines(text: string): string[] {
-  return text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
-}
-
-Deno.test("the supabase-js example below is the README's, as written", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
-  const section = readme.split("### From an app: supabase-js")[1];
-  const block = section && /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, "the README has the supabase-js example");
-  const source = await Deno.readTextFile(new URL(import.meta.url));
-  const copy = source.split("// --- README example\n")[1]?.split("// --- end of the README example")[0];
-  assert.ok(copy, "this file marks its copy of the example");
-  const [importLine, ...rest] = exampleLines(block);
-  assert.equal(importLine, 'import { createClient, FunctionsHttpError } from "@supabase/supabase-js";');
-  assert.ok(source.includes(importLine!), "the example's import is this file's");
-  assert.deepEqual(exampleLines(copy), rest);
-});
 
 Deno.test("supabase-js: sign up, sign in, call the API, refresh, sign out; the API then refuses the old tokens", () =>
   withFixture(async ({ cleanup }) => {

@@ -102,6 +102,13 @@ Deno.test("without a named rule the SQLSTATE decides; a column's check names its
   assert.deepEqual(notNull?.extra.errors?.map((error) => error.path), ["checkIn"]);
 
   assert.equal(httpErrorFromDatabase({ code: "23503", message: "m", constraint_name: "some_fkey" })?.kind, "unknown-reference");
+  // Postgres' own words name tables; the foreign key's name says the field.
+  const reference = httpErrorFromDatabase({
+    code: "23503", message: 'insert or update on table "tasks" violates foreign key constraint "tasks_tenant_id_assignee_id_fkey"',
+    constraint_name: "tasks_tenant_id_assignee_id_fkey", table_name: "tasks",
+  });
+  assert.equal(reference?.detail, "A referenced record does not exist in this tenant.");
+  assert.deepEqual(reference?.extra.errors, [{ path: "assigneeId", message: "A referenced record does not exist in this tenant." }]);
   assert.equal(httpErrorFromDatabase({ code: "42501", message: "m" })?.kind, "forbidden");
   assert.equal(httpErrorFromDatabase({ code: "PT404", message: "no such member" })?.kind, "not-found");
   // A fault of ours stays a fault: no problem type, so the router answers 500.
@@ -115,4 +122,15 @@ Deno.test("a delete's foreign key refusal is still-referenced, naming the referr
   assert.equal(refused?.detail, "It cannot be deleted while reservations refer to it. Archive it instead (status archived).");
   assert.equal((await problemResponse(refused!).json()).referencedBy, "reservations");
   assert.equal(deleteRefusal({ code: "23505", message: "m" }, "units"), null);
+});
+
+Deno.test("values the database cannot take are 422s; a refusal by row-level security is a 403 in its own words", () => {
+  for (const code of ["23502", "22001", "22003", "22007", "22008", "22P02", "22023", "22021", "22P05"]) {
+    assert.equal(httpErrorFromDatabase({ code, message: "invalid input" })?.status, 422, code);
+  }
+  const refused = httpErrorFromDatabase({ code: "42501", message: "new row violates row-level security policy" });
+  assert.deepEqual([refused?.status, refused?.kind, refused?.detail], [403, "forbidden", "New row violates row-level security policy."]);
+  assert.equal(httpErrorFromDatabase(Object.assign(new Error("deadlock detected"), { code: "40P01" })), null);
+  assert.equal(httpErrorFromDatabase("a string"), null);
+  assert.equal(httpErrorFromDatabase(null), null);
 });

@@ -17,6 +17,7 @@ import {
   readOne,
   representation,
   resolveLocation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -369,10 +370,10 @@ Deno.test("PATCH /v1/guests/{id}: If-Match — the current ETag or * succeeds, a
     assert.equal(current.body.notes, "VIP");
 
     const stale = await t.ownerClient.patch(path, { notes: "Overwritten" }, { "if-match": etag0 });
-    await expectProblem("PATCH", GUEST, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", GUEST, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const weak = await t.ownerClient.patch(path, { notes: "Overwritten" }, { "if-match": `W/${etag1}` });
-    await expectProblem("PATCH", GUEST, weak, 412, "precondition-failed");
+    await expectProblem("PATCH", GUEST, weak, 412, "stale-etag");
     assert.deepEqual(await read(t.ownerClient, guest.id), current, "nothing changed");
 
     const listed = await t.ownerClient.patch(path, { notes: "Either" }, { "if-match": `${etag0}, ${etag1}`, ...representation });
@@ -509,7 +510,7 @@ Deno.test("DELETE /v1/guests/{id}: 409 while a reservation refers to the guest, 
     assert.match((await expectProblem("DELETE", GUEST, refused, 409, "still-referenced")).detail, /refer/);
     assert.deepEqual(await read(t.ownerClient, guest.id), before, "the guest is kept");
     const booking = await t.ownerClient.get(`/reservations/${reservation.id}`);
-    assert.equal((await expectStatus<{ guestId: string }>("GET", "/v1/reservations/{id}", booking, 200)).guestId, guest.id);
+    assert.equal((await expectStatus<Schemas["Reservation"]>("GET", "/v1/reservations/{id}", booking, 200)).guestId, guest.id);
 
     await expectMinimal("POST", "/v1/reservations/{id}/cancel", await t.ownerClient.post(`/reservations/${reservation.id}/cancel`, {}), 204);
     await expectProblem("DELETE", GUEST, await t.ownerClient.delete(path), 409, "still-referenced");

@@ -3,7 +3,7 @@
 // nothing listens; through the gateway, the stack (which always runs Supabase Auth)
 // must be healthy, with no credentials needed.
 import assert from "node:assert/strict";
-import { expectStatus } from "../support/api.ts";
+import { type BodyOf, expectStatus } from "../support/api.ts";
 import { apiWithAuthAt, freePort } from "../support/auth-process.ts";
 import { stack } from "../support/stack.ts";
 
@@ -52,7 +52,7 @@ Deno.test("health answers 503, a problem saying which check failed, while Supaba
 
 Deno.test("health through the gateway needs no credentials and answers 200 with the stack's Supabase Auth ok", async () => {
   const response = await fetch(`${stack.v1}/health`);
-  const body = await expectStatus<{ status: string; checks: unknown }>("GET", HEALTH, response, 200);
+  const body = await expectStatus<BodyOf<"/v1/health", "get", 200>>("GET", HEALTH, response, 200);
   await response.body?.cancel();
   assert.deepEqual(body, { status: "ok", checks: { database: "ok", auth: "ok" } });
 });

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
+import type { Schemas } from "../support/api.ts";
 import { stack } from "../support/stack.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -53,7 +54,7 @@ Deno.test("no test, script or walk-through writes Auth's users or sessions, or s
   const offenders: string[] = [];
   // Tests of the verifier's own refusals (expired, tampered, wrong key) may sign tokens;
   // the stack signs its anon and service_role API keys as `supabase start` does.
-  const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.test.ts",
+  const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.unit.test.ts",
     "test/tenancy/request-context.test.ts", "bench/verify.bench.ts"]);
   for (const file of tracked) {
     if (file === "test/local/stack.test.ts") continue;
@@ -99,11 +100,11 @@ Deno.test({
       });
       assert.equal(signIn.status, 200, await signIn.clone().text());
       // The demo owner, on this fresh cluster, sees the demo tenant the seed gave them.
-      const { accessToken } = await signIn.json() as { accessToken: string };
+      const { accessToken } = await signIn.json() as Schemas["Session"];
       const me = await fetch(`${v1}/me`, {
         headers: { authorization: `Bearer ${accessToken}` },
       });
-      const { memberships } = await me.json() as { memberships: { name: string; role: string }[] };
+      const { memberships } = await me.json() as Schemas["Me"];
       assert.deepEqual(memberships.map(({ name, role }) => ({ name, role })), [{ name: "Harbour View Hotels", role: "owner" }]);
     } finally {
       const clean = await run("bash", ["scripts/stack.sh", "clean"], { cwd: checkout, env });

@@ -5,7 +5,7 @@
 // the tenant's opt-out. Every scenario drains the queue first and builds its own
 // tenant; every API response is checked against the served contract.
 import assert from "node:assert/strict";
-import { type Client, expectStatus, withFixture } from "../support/api.ts";
+import { type Client, expectStatus, type Schemas, withFixture } from "../support/api.ts";
 import {
   createGuest,
   createProperty,
@@ -295,7 +295,7 @@ Deno.test("a new access code: an access_code_delivery email with the code and it
     const response = await api.post(`/reservations/${stay.reservation.id}/access-codes`, { code: "482913" }, {
       prefer: "return=representation",
     });
-    const accessCode = await expectStatus<{ id: string; code: string; validFrom: string; validUntil: string }>(
+    const accessCode = await expectStatus<Schemas["AccessCode"]>(
       "POST", "/v1/reservations/{id}/access-codes", response, 201);
     assert.deepEqual([accessCode.code, instant(accessCode.validFrom), instant(accessCode.validUntil)],
       ["482913", "2027-03-10T15:00:00.000Z", "2027-03-13T11:00:00.000Z"]);
@@ -391,7 +391,7 @@ Deno.test("an access code revoked before the worker runs: its notification is sk
     const created = await api.post(`/reservations/${stay.reservation.id}/access-codes`, { code: "735102" }, {
       prefer: "return=representation",
     });
-    const accessCode = await expectStatus<{ id: string }>("POST", "/v1/reservations/{id}/access-codes", created, 201);
+    const accessCode = await expectStatus<Schemas["AccessCode"]>("POST", "/v1/reservations/{id}/access-codes", created, 201);
     const revoke = await api.post(`/reservations/${stay.reservation.id}/access-codes/${accessCode.id}/revoke`);
     assert.equal(await expectStatus("POST", "/v1/reservations/{id}/access-codes/{codeId}/revoke", revoke, 204), undefined);
     const pending = await notificationFor(api, stay.reservation.id, "access_code_delivery");

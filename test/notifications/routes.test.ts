@@ -14,6 +14,7 @@ import {
   expectStatus,
   MALFORMED_ID,
   readOne,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -145,7 +146,7 @@ Deno.test("GET /v1/notifications/{id}: 200 with an ETag; another tenant's, an un
       assert.deepEqual(body, notification);
     }
 
-    // Tenant B sees none of A's (contract rule 3).
+    // Tenant B sees none of A's: a caller sees only its own tenant's notifications.
     const inB = await listNotifications(b.ownerClient);
     assert.deepEqual(inB, { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
     assert.equal((await listNotifications(b.ownerClient, `?reservationId=${four.stayed.reservation.id}`)).pagination.total, 0);
@@ -198,13 +199,14 @@ Deno.test("GET /v1/notifications/preferences: none stored at first; then every s
     assert.deepEqual(await listPreferences(api), { data: [], pagination: { limit: 100, offset: 0, total: 0 } });
 
     const stored: Preference[] = [];
-    for (const pair of [
+    const pairs: Schemas["NotificationPreferenceSet"][] = [
       { templateKey: "marketing_emails", channel: "email", enabled: false },
       { templateKey: "checkin_reminder", channel: "sms", enabled: true },
       { templateKey: "checkin_reminder", channel: "email", enabled: false },
       { templateKey: "check_in_alerts", channel: "push", enabled: true },
       { templateKey: "nightly_summary", channel: "in_app", enabled: false },
-    ]) {
+    ];
+    for (const pair of pairs) {
       const saved = await setPreference(api, pair);
       assert.deepEqual({ ...saved, updatedAt: "" }, { ...pair, updatedAt: "" });
       stored.push(saved);

@@ -1,5 +1,5 @@
 // SMS through the notifications worker and the SMS provider double
-// (local/sms-capture, Twilio's Messages API). No event enqueues sms (contract), so each
+// (local/sms-capture, Twilio's Messages API). No domain event enqueues an sms notification, so each
 // test enqueues an sms notification directly, as the admin connection: the row and its
 // job, as private.enqueue_notification does for email.
 import assert from "node:assert/strict";

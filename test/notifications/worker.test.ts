@@ -166,6 +166,22 @@ Deno.test("a worker that read a batch and died: its jobs come back after the vis
     assert.equal((await mail.messages()).length, 2, "still once each");
   }));
 
+Deno.test("a job naming another tenant's notification, queued before the real job, does not stand in for it", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const a = await tenant("forged-first-a");
+    const b = await tenant("forged-first-b");
+    const stayB = await checkedIn(b.ownerClient);
+    // The real job goes behind the forged one.
+    await sql`select pgmq.delete(${QUEUE}, msg_id) from pgmq.q_notifications where message ->> 'notificationId' = ${stayB.pending.id}`;
+    await sql`select pgmq.send(${QUEUE}, ${sql.json({ notificationId: stayB.pending.id, tenantId: a.tenantId })})`;
+    await sql`select private.send_notification_job(${stayB.pending.id}::uuid, ${b.tenantId}::uuid)`;
+
+    assert.deepEqual(await runWorker(), summary({ read: 2, sent: 1, dropped: 1 }));
+    assert.equal((await readNotification(b.ownerClient, stayB.pending.id)).status, "sent");
+    assert.equal((await mail.messages()).length, 1);
+  }));
+
 Deno.test("a second job for a notification already sent is dropped without a second email; a malformed job is archived", () =>
   withFixture(async ({ sql, tenant }) => {
     await drainQueue(sql);

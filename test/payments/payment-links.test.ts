@@ -18,6 +18,7 @@ import {
   readBack,
   readOne,
   representation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -29,20 +30,7 @@ const LINK = "/v1/payment-links/{id}";
 const CANCEL = "/v1/payment-links/{id}/cancel";
 const TENANT = "/v1/tenants/{tenantId}";
 
-type PaymentLink = {
-  id: string;
-  reservationId: string;
-  amount: number;
-  currency: string;
-  url: string | null;
-  description: string | null;
-  status: "active" | "paid" | "expired" | "cancelled";
-  expiresAt: string;
-  paidAt: string | null;
-  cancelledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type PaymentLink = Schemas["PaymentLink"];
 
 const SEVEN_DAYS_MS = 7 * 24 * 60 * 60 * 1000;
 const TOKEN = "[A-Za-z0-9_-]{32}";

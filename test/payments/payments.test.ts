@@ -17,6 +17,7 @@ import {
   MALFORMED_ID,
   readBack,
   representation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -26,20 +27,7 @@ const RECORD = "/v1/reservations/{id}/payments";
 const PAYMENTS = "/v1/payments";
 const PAYMENT = "/v1/payments/{id}";
 
-type Payment = {
-  id: string;
-  reservationId: string;
-  paymentLinkId: string | null;
-  amount: number;
-  currency: string;
-  method: "card" | "cash" | "bank_transfer" | "wallet" | "other";
-  source: "manual" | "payment_link" | "external";
-  externalReference: string | null;
-  receivedAt: string;
-  notes: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type Payment = Schemas["Payment"];
 
 async function recordPayment(api: Client, reservationId: string, body: Record<string, unknown>): Promise<Payment> {
   const response = await api.post(`/reservations/${reservationId}/payments`, body, representation);

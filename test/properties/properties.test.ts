@@ -265,13 +265,13 @@ Deno.test("PATCH /v1/properties/{id}: 204 with an ETag, or 200 with the property
     assert.equal(second.headers.get("etag"), etag1);
 
     const stale = await t.ownerClient.patch(path, { city: "Faro" }, { "if-match": etag0 });
-    await expectProblem("PATCH", PROPERTY, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", PROPERTY, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const weak = await t.ownerClient.patch(path, { city: "Faro" }, { "if-match": `W/${etag0}` });
-    await expectProblem("PATCH", PROPERTY, weak, 412, "precondition-failed");
+    await expectProblem("PATCH", PROPERTY, weak, 412, "stale-etag");
     // If-Match compares strongly: even the current tag, marked weak, does not match.
     const weakCurrent = await t.ownerClient.patch(path, { city: "Faro" }, { "if-match": `W/${etag1}` });
-    await expectProblem("PATCH", PROPERTY, weakCurrent, 412, "precondition-failed");
+    await expectProblem("PATCH", PROPERTY, weakCurrent, 412, "stale-etag");
 
     const full = await t.ownerClient.patch(path, { city: null, checkOutTime: "10:30", status: "archived" }, {
       ...representation,

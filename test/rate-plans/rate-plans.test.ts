@@ -199,7 +199,7 @@ Deno.test("POST /v1/rate-plans: 422 for a currency the database does not know or
     }
     for (const propertyId of [UNKNOWN_ID, theirs.id]) {
       const response = await t.ownerClient.post("/rate-plans", { ...body, propertyId });
-      const problem = await expectProblem("POST", RATE_PLANS, response, 422, "unprocessable");
+      const problem = await expectProblem("POST", RATE_PLANS, response, 422, "unknown-reference");
       assert.match(problem.detail, /does not exist in this tenant/);
     }
     assert.equal((await listPlans(t.ownerClient)).pagination.total, 0);
@@ -391,10 +391,10 @@ Deno.test("PATCH /v1/rate-plans/{id}: a stale If-Match is 412 with the current E
     assert.equal(current.etag, etag1);
 
     const stale = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": etag0, ...representation });
-    await expectProblem("PATCH", RATE_PLAN, stale, 412, "precondition-failed");
+    await expectProblem("PATCH", RATE_PLAN, stale, 412, "stale-etag");
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     const weak = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": `W/${etag1}` });
-    await expectProblem("PATCH", RATE_PLAN, weak, 412, "precondition-failed");
+    await expectProblem("PATCH", RATE_PLAN, weak, 412, "stale-etag");
     assert.deepEqual(await readPlan(t.ownerClient, plan.id), current, "a refused PATCH changes nothing");
 
     const matching = await t.ownerClient.patch(path, { nightlyPrice: 1 }, { "if-match": etag1, ...representation });

@@ -308,7 +308,7 @@ Deno.test("POST /v1/reservations/{id}/cancel: the reason is trimmed and optional
     for (const [body, field] of bad) {
       await expectInvalid("POST", template, await api.post(`/reservations/${kept.id}/cancel`, body), field, JSON.stringify(body));
     }
-    // The contract documents the body as required: {} cancels without a reason.
+    // The OpenAPI document marks the body required: {} cancels without a reason.
     await expectInvalid("POST", template, await api.post(`/reservations/${kept.id}/cancel`), "(body)", "no body");
     assert.deepEqual((await read(api, kept.id)).body, kept, "nothing changed");
   }));

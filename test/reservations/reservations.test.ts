@@ -21,6 +21,7 @@ import {
   readBack,
   representation,
   resolveLocation,
+  type Schemas,
   UNKNOWN_ID,
   withFixture,
 } from "../support/api.ts";
@@ -292,7 +293,7 @@ Deno.test("POST /v1/reservations: 422 for a property that is archived", () =>
     const response = await api.post("/reservations", {
       propertyId: property.id, guestId: guest.id, checkIn: "2027-03-10", checkOut: "2027-03-13",
     });
-    assert.match((await expectProblem("POST", RESERVATIONS, response, 422, "unprocessable")).detail, /not an active property/);
+    assert.match((await expectProblem("POST", RESERVATIONS, response, 422, "unknown-reference")).detail, /not an active property/);
     assert.equal((await list(api)).pagination.total, 0);
   }));
 
@@ -649,7 +650,7 @@ Deno.test("DELETE /v1/reservations/{id}: a reservation without payments is delet
     }
     assert.equal((await list(api)).pagination.total, 0);
     // The checked-out stay's cleaning task stays, no longer tied to the reservation.
-    const tasks = await expectStatus<Page<{ reservationId: string | null; type: string }>>(
+    const tasks = await expectStatus<Page<Schemas["Task"]>>(
       "GET", TASKS, await api.get(`/tasks?unitId=${at.unitId}`), 200,
     );
     assert.deepEqual(tasks.data.map((t) => [t.type, t.reservationId]), [["cleaning", null]]);

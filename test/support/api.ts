@@ -2,6 +2,7 @@
 // need: a tenant with its owner, and members added the way a manager adds them.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
+import type { components, paths } from "./api-types.ts";
 import { assertMatchesContract } from "./openapi.ts";
 import { adminSql, createUser, type TestUser } from "./session.ts";
 import { type Problem, stack } from "./stack.ts";
@@ -24,8 +25,22 @@ export const representation = { prefer: "return=representation" } as const;
 export const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
 export const MALFORMED_ID = "not-a-uuid";
 
+// The API's schemas as its OpenAPI document names them: the types of its bodies,
+// generated into ./api-types.ts (npm run api:types), never written by hand.
+export type Schemas = components["schemas"];
+
+// The JSON body `method path` answers with `status`, for bodies the document does not name.
+export type BodyOf<
+  Path extends keyof paths,
+  Method extends "get" | "post" | "patch" | "delete",
+  Status extends number,
+> = paths[Path][Method] extends { responses: infer Responses }
+  ? Status extends keyof Responses ? Responses[Status] extends { content: { "application/json": infer Body } } ? Body : never
+  : never
+  : never;
+
 // What every list answers.
-export type Page<T> = { data: T[]; pagination: { limit: number; offset: number; total: number } };
+export type Page<T> = { data: T[]; pagination: Schemas["Pagination"] };
 
 const STRONG_ETAG = /^"[A-Za-z0-9_-]+"$/;
 
@@ -216,11 +231,11 @@ export type TenantFixture = { owner: TestUser; tenantId: string; name: string };
 export async function createTenantAs(owner: TestUser, label: string): Promise<TenantFixture> {
   const name = unique(`Tenant ${label}`);
   const response = await client(owner).post("/tenants", { name }, representation);
-  const created = await expectStatus<{ id: string }>("POST", "/v1/tenants", response, 201);
+  const created = await expectStatus<Schemas["Tenant"]>("POST", "/v1/tenants", response, 201);
   return { owner, tenantId: created.id, name };
 }
 
-export type MemberBody = { userId: string; email: string; role: string };
+export type MemberBody = Schemas["Member"];
 
 // ownerClient: a client of an owner or admin, made with the tenant's id.
 export async function addMember(ownerClient: Client, user: TestUser, role: "owner" | "admin" | "staff"): Promise<MemberBody> {
@@ -293,7 +308,7 @@ export async function withFixture(work: (fixture: Fixture) => Promise<void>): Pr
   }
 }
 
-export type ApiSession = { accessToken: string; refreshToken: string; user: { id: string } };
+export type ApiSession = Schemas["Session"];
 
 // Another session of `user`'s own, signed in through POST /v1/auth/sign-in.
 export async function signInThroughApi(user: { email: string; password: string }): Promise<ApiSession> {

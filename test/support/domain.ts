@@ -3,102 +3,15 @@
 // Each takes a client of a member who may create it and returns the representation
 // the API answered with, checked against the served contract.
 import assert from "node:assert/strict";
-import type { Client } from "./api.ts";
+import type { Client, Schemas } from "./api.ts";
 import { expectStatus, readOne, representation, unique } from "./api.ts";
 
-export type Property = {
-  id: string;
-  name: string;
-  timezone: string;
-  currency: string;
-  addressLine1: string | null;
-  addressLine2: string | null;
-  city: string | null;
-  region: string | null;
-  postalCode: string | null;
-  countryCode: string | null;
-  email: string | null;
-  phone: string | null;
-  checkInTime: string;
-  checkOutTime: string;
-  status: "active" | "archived";
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type Unit = {
-  id: string;
-  propertyId: string;
-  name: string;
-  type: string;
-  capacity: number;
-  floor: string | null;
-  status: "active" | "out_of_service" | "archived";
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type RatePlan = {
-  id: string;
-  propertyId: string;
-  name: string;
-  code: string;
-  currency: string;
-  nightlyPrice: number;
-  minStay: number;
-  maxStay: number | null;
-  cancellationPolicy: string;
-  freeCancellationHours: number | null;
-  active: boolean;
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type Guest = {
-  id: string;
-  firstName: string;
-  lastName: string;
-  email: string | null;
-  phone: string | null;
-  locale: string;
-  countryCode: string | null;
-  marketingConsent: boolean;
-  marketingConsentAt: string | null;
-  notes: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type ReservationStatus = "pending" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
-
-export type Reservation = {
-  id: string;
-  propertyId: string;
-  unitId: string | null;
-  guestId: string;
-  ratePlanId: string | null;
-  confirmationCode: string;
-  checkIn: string;
-  checkOut: string;
-  adults: number;
-  children: number;
-  status: ReservationStatus;
-  totalAmount: number;
-  currency: string;
-  amountPaid: number;
-  balance: number;
-  source: string;
-  externalReference: string | null;
-  notes: string | null;
-  cancellationReason: string | null;
-  confirmedAt: string | null;
-  checkedInAt: string | null;
-  checkedOutAt: string | null;
-  cancelledAt: string | null;
-  noShowAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+export type Property = Schemas["Property"];
+export type Unit = Schemas["Unit"];
+export type RatePlan = Schemas["RatePlan"];
+export type Guest = Schemas["Guest"];
+export type Reservation = Schemas["Reservation"];
+export type ReservationStatus = Reservation["status"];
 
 type Fields = Record<string, unknown>;
 

@@ -1,22 +1,9 @@
 // API keys issued the way a manager issues them, and calls to /v1/external/* the way
 // an integration makes them: the key as X-Api-Key or as the bearer, no x-tenant-id.
-import { call, type Client, expectStatus, type HeaderMap } from "./api.ts";
+import { call, type Client, expectStatus, type HeaderMap, type Schemas } from "./api.ts";
 
-export type ApiKey = {
-  id: string;
-  name: string;
-  propertyId: string;
-  prefix: string;
-  lastFour: string;
-  status: "active" | "revoked" | "expired";
-  createdBy: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-};
-
-export type IssuedApiKey = ApiKey & { secret: string };
+export type ApiKey = Schemas["ApiKey"];
+export type IssuedApiKey = Schemas["ApiKeyIssued"];
 
 export async function issueApiKey(manager: Client, propertyId: string, fields: Record<string, unknown> = {}): Promise<IssuedApiKey> {
   const response = await manager.post("/api-keys", { name: "Channel manager", propertyId, ...fields });

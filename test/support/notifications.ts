@@ -3,7 +3,7 @@
 // doubles (local/sendgrid-capture, local/sms-capture) with their capture routes.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { type Client, expectStatus, listPage, type Page, readOne } from "./api.ts";
+import { type Client, expectStatus, listPage, type Page, readOne, type Schemas } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { stack } from "./stack.ts";
 import { type ScriptedResponse, sleep } from "../../local/capture.ts";
@@ -20,33 +20,14 @@ import {
 
 export { QUEUE, type RunSummary, sleep };
 
-export const WORKER_URL = `${stack.apiUrl}/functions/v1/notifications-worker`;
+export const workerUrl = () => `${stack.apiUrl}/functions/v1/notifications-worker`;
 
 // ---------------------------------------------------------------- the API's view
 
-export type NotificationStatus = "pending" | "sent" | "failed" | "skipped";
-export type TemplateKey = "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery";
-
-export type Notification = {
-  id: string;
-  tenantId: string;
-  recipientId: string | null;
-  recipientType: "user" | "guest" | "admin" | "system";
-  templateKey: TemplateKey;
-  channel: "email" | "sms" | "push" | "in_app";
-  subject: string | null;
-  body: string;
-  status: NotificationStatus;
-  statusReason: string | null;
-  attempts: number;
-  reservationId: string | null;
-  accessCodeId: string | null;
-  sentAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type Preference = { templateKey: string; channel: string; enabled: boolean; updatedAt: string };
+export type Notification = Schemas["Notification"];
+export type NotificationStatus = Notification["status"];
+export type TemplateKey = Notification["templateKey"];
+export type Preference = Schemas["NotificationPreference"];
 
 export const NOTIFICATIONS = "/v1/notifications";
 export const NOTIFICATION = "/v1/notifications/{id}";
@@ -61,10 +42,7 @@ export async function readNotification(api: Client, id: string): Promise<Notific
 export const listPreferences = (api: Client, query = "") => listPage<Preference>(api, PREFERENCES, query);
 
 // PATCH /v1/notifications/preferences with return=representation: 200 and the pair's row.
-export async function setPreference(
-  api: Client,
-  body: { templateKey: string; channel: string; enabled: boolean },
-): Promise<Preference> {
+export async function setPreference(api: Client, body: Schemas["NotificationPreferenceSet"]): Promise<Preference> {
   const response = await api.patch("/notifications/preferences", body, { prefer: "return=representation" });
   return await expectStatus<Preference>("PATCH", PREFERENCES, response, 200);
 }
@@ -96,7 +74,7 @@ export function summary(counts: Partial<RunSummary>): RunSummary {
 
 // Calls the worker function as the scheduler does: POST with the service credential.
 export async function callWorker(headers: Record<string, string> = { authorization: `Bearer ${stack.serviceRoleKey}` }, method = "POST") {
-  const response = await fetch(WORKER_URL, { method, headers });
+  const response = await fetch(workerUrl(), { method, headers });
   const text = await response.text();
   let body: unknown = null;
   try {
@@ -222,15 +200,16 @@ export async function deliveryColumns(sql: postgres.Sql, id: string) {
 
 // ---------------------------------------------------------------- the provider doubles
 
-function captureServer<A>(baseUrl: string) {
+// `baseUrlOf` is asked at each call, so importing this module reads no stack setting.
+function captureServer<A>(baseUrlOf: () => string) {
   const get = async <T>(path: string): Promise<T> => {
-    const response = await fetch(`${baseUrl}${path}`);
+    const response = await fetch(`${baseUrlOf()}${path}`);
     assert.equal(response.status, 200, path);
     return await response.json() as T;
   };
   return {
     async clear(): Promise<void> {
-      const response = await fetch(`${baseUrl}/_capture`, { method: "DELETE" });
+      const response = await fetch(`${baseUrlOf()}/_capture`, { method: "DELETE" });
       await response.body?.cancel();
       assert.equal(response.status, 204);
     },
@@ -240,7 +219,7 @@ function captureServer<A>(baseUrl: string) {
     requests: () => get<A[]>("/_capture/requests"),
     // Queues answers for the next attempts; how many are queued now.
     async script(...responses: ScriptedResponse[]): Promise<{ pending: number }> {
-      const response = await fetch(`${baseUrl}/_capture/script`, {
+      const response = await fetch(`${baseUrlOf()}/_capture/script`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ responses }),
@@ -271,8 +250,8 @@ export type SmsAttempt = {
   params: Record<string, string>;
 };
 
-export const mail = captureServer<MailAttempt>(stack.mailUrl);
-export const sms = captureServer<SmsAttempt>(stack.smsUrl);
+export const mail = captureServer<MailAttempt>(() => stack.mailUrl);
+export const sms = captureServer<SmsAttempt>(() => stack.smsUrl);
 
 // One mail's parts: the recipient, the subject, the text and HTML content and the custom args.
 export function partsOf(sent: SentMail) {

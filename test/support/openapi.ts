@@ -1,10 +1,12 @@
 // Responses checked against the OpenAPI document the API serves: the status must be
 // documented for the operation, the content type must be the documented one, and the
 // JSON body must match the documented schema (with components.schemas as $defs,
-// converted by zod 4's z.fromJSONSchema).
+// converted by zod 4's z.fromJSONSchema). The document is built in this process by the
+// app the api function runs (./api-document.ts), so checking needs no stack;
+// test/docs/openapi.test.ts proves the stack serves that very document.
 import { z } from "zod";
 import { rewriteRefs } from "../../src/http/openapi.ts";
-import { stack } from "./stack.ts";
+import { apiDocument } from "./api-document.ts";
 
 type JsonSchema = Record<string, unknown>;
 type MediaType = { schema?: JsonSchema };
@@ -14,25 +16,16 @@ type Operation = {
   parameters?: JsonSchema[];
   responses: Record<string, ResponseDoc>;
 };
+// The document's own shape, as far as the checks read it (its generated type says only
+// that it is a JSON object).
 export type OpenApiDocument = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, JsonSchema> };
 };
 
-let documentPromise: Promise<OpenApiDocument> | null = null;
-
-// Fetched once per test process; the body is always read, so no resource leaks.
-export function openApiDocument(): Promise<OpenApiDocument> {
-  documentPromise ??= (async () => {
-    const response = await fetch(`${stack.v1}/openapi.json`);
-    const text = await response.text();
-    if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}: ${text}`);
-    return JSON.parse(text) as OpenApiDocument;
-  })();
-  documentPromise.catch(() => (documentPromise = null));
-  return documentPromise;
-}
+// Built once per test process.
+export const openApiDocument = apiDocument;
 
 // A documented schema as one self-contained JSON Schema, components as $defs.
 export function standaloneSchema(document: OpenApiDocument, schema: JsonSchema): JsonSchema {

@@ -17,10 +17,11 @@ export function adminSql(): postgres.Sql {
   return postgres(stack.dbUrl, { max: 2, onnotice: () => {} });
 }
 
-const authUrl = `${stack.apiUrl}/auth/v1`;
+// Auth through the gateway, as a client reaches it.
+const authUrl = () => `${stack.apiUrl}/auth/v1`;
 
 async function authPost(path: string, apiKey: string, body: unknown, bearer = apiKey): Promise<Response> {
-  return await fetch(`${authUrl}${path}`, {
+  return await fetch(`${authUrl()}${path}`, {
     method: "POST",
     headers: { apikey: apiKey, authorization: `Bearer ${bearer}`, "content-type": "application/json" },
     body: JSON.stringify(body),

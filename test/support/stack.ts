@@ -1,5 +1,9 @@
 // Where the running local stack is and what it runs with, read from the env file
-// scripts/stack.sh writes (NAME=value, or NAME='value' for the settings).
+// scripts/stack.sh writes (NAME=value, or NAME='value' for the settings). Read on first
+// use, not when this module loads: a unit test may import a module that imports this
+// one, and must not need a stack for it (nor the permission to read its file).
+import type { components } from "./api-types.ts";
+
 const root = new URL("../../", import.meta.url);
 
 function readStackEnv(): Record<string, string> {
@@ -13,62 +17,86 @@ function readStackEnv(): Record<string, string> {
   );
 }
 
-const env = readStackEnv();
+let env: Record<string, string> | undefined;
 
 function setting(name: string): string {
+  env ??= readStackEnv();
   const value = env[name];
   if (value === undefined) throw new Error(`.stack/stack.env has no ${name}: run scripts/stack.sh up`);
   return value;
 }
 
 // The URLs follow the stack's port base (PMS_PORT_BASE), so they are read, not written here.
-const apiUrl = setting("API_URL");
-
 export const stack = {
-  apiUrl,
-  v1: `${apiUrl}/functions/v1/api/v1`,
-  dbUrl: setting("DB_URL"),
-  authUrl: setting("AUTH_URL"),
+  get apiUrl() {
+    return setting("API_URL");
+  },
+  get v1() {
+    return `${setting("API_URL")}/functions/v1/api/v1`;
+  },
+  get dbUrl() {
+    return setting("DB_URL");
+  },
+  get authUrl() {
+    return setting("AUTH_URL");
+  },
   // The Supabase Auth binary the stack built and runs.
-  authBin: setting("AUTH_BIN"),
-  mailUrl: setting("MAIL_URL"),
-  smsUrl: setting("SMS_URL"),
-  jwtSecret: setting("JWT_SECRET"),
+  get authBin() {
+    return setting("AUTH_BIN");
+  },
+  get mailUrl() {
+    return setting("MAIL_URL");
+  },
+  get smsUrl() {
+    return setting("SMS_URL");
+  },
+  get jwtSecret() {
+    return setting("JWT_SECRET");
+  },
   // Auth's key set (GOTRUE_JWT_KEYS): its ES256 signing key and the legacy secret.
-  authJwtKeys: setting("AUTH_JWT_KEYS"),
-  anonKey: setting("ANON_KEY"),
-  serviceRoleKey: setting("SERVICE_ROLE_KEY"),
+  get authJwtKeys() {
+    return setting("AUTH_JWT_KEYS");
+  },
+  get anonKey() {
+    return setting("ANON_KEY");
+  },
+  get serviceRoleKey() {
+    return setting("SERVICE_ROLE_KEY");
+  },
   // What the notifications worker function runs with.
   notifications: {
-    sendGridApiKey: setting("SENDGRID_API_KEY"),
-    fromEmail: setting("NOTIFICATIONS_FROM_EMAIL"),
-    fromName: setting("NOTIFICATIONS_FROM_NAME"),
+    get sendGridApiKey() {
+      return setting("SENDGRID_API_KEY");
+    },
+    get fromEmail() {
+      return setting("NOTIFICATIONS_FROM_EMAIL");
+    },
+    get fromName() {
+      return setting("NOTIFICATIONS_FROM_NAME");
+    },
     // The worker's backoff: base * 2^(attempt - 1) seconds, capped, with jitter.
-    retryBaseSeconds: Number(setting("NOTIFICATIONS_RETRY_BASE_SECONDS")),
-    retryMaxSeconds: Number(setting("NOTIFICATIONS_RETRY_MAX_SECONDS")),
+    get retryBaseSeconds() {
+      return Number(setting("NOTIFICATIONS_RETRY_BASE_SECONDS"));
+    },
+    get retryMaxSeconds() {
+      return Number(setting("NOTIFICATIONS_RETRY_MAX_SECONDS"));
+    },
     sms: {
-      accountSid: setting("SMS_ACCOUNT_SID"),
-      authToken: setting("SMS_AUTH_TOKEN"),
-      fromNumber: setting("SMS_FROM_NUMBER"),
+      get accountSid() {
+        return setting("SMS_ACCOUNT_SID");
+      },
+      get authToken() {
+        return setting("SMS_AUTH_TOKEN");
+      },
+      get fromNumber() {
+        return setting("SMS_FROM_NUMBER");
+      },
     },
   },
 };
 
-export type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: { path: string; message: string }[];
-  // urn:pms:problem:weak-password only.
-  reasons?: string[];
-  // urn:pms:problem:lifecycle-transition-refused only.
-  currentStatus?: string;
-  requestedStatus?: string;
-  allowedStatuses?: string[];
-  // urn:pms:problem:still-referenced only.
-  referencedBy?: string;
-};
+// An error's body, as the document describes it.
+export type Problem = components["schemas"]["Problem"];
 
 export async function readProblem(response: Response): Promise<Problem> {
   if (response.headers.get("content-type") !== "application/problem+json") {

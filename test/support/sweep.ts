@@ -4,7 +4,7 @@
 // with a request body and no entry in bodiesFor, a path parameter fill does not know,
 // or a new kind of access fails the sweep that meets it.
 import assert from "node:assert/strict";
-import { type Client, expectStatus, listPage, representation, type TenantFixture, unique } from "./api.ts";
+import { type Client, expectStatus, listPage, representation, type Schemas, type TenantFixture, unique } from "./api.ts";
 import type { Fixture } from "./api.ts";
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
 import { issueApiKey } from "./integration.ts";
@@ -162,7 +162,7 @@ export async function world(fixture: Fixture): Promise<World> {
   const sibling = await issueApiKey(owner, (await createProperty(owner)).id);
   const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id);
   // The door code's delivery, enqueued by the database.
-  const notices = await listPage<{ id: string }>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
+  const notices = await listPage<Schemas["Notification"]>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
   assert.ok(notices.data[0], "the door code's notification");
   const notification = notices.data[0].id;
 

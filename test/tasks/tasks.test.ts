@@ -17,6 +17,7 @@ import {
   readBack,
   readOne,
   representation,
+  type Schemas,
   unique,
   UNKNOWN_ID,
   withFixture,
@@ -27,26 +28,9 @@ const TASKS = "/v1/tasks";
 const TASK = "/v1/tasks/{id}";
 const TASK_STATUS = "/v1/tasks/{id}/status";
 
-type TaskStatus = "open" | "in_progress" | "done" | "cancelled";
+type TaskStatus = Task["status"];
 
-type Task = {
-  id: string;
-  propertyId: string;
-  unitId: string | null;
-  reservationId: string | null;
-  type: "cleaning" | "maintenance" | "inspection" | "other";
-  title: string;
-  description: string | null;
-  assigneeId: string | null;
-  dueAt: string | null;
-  priority: "low" | "normal" | "high" | "urgent";
-  status: TaskStatus;
-  startedAt: string | null;
-  completedAt: string | null;
-  cancelledAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type Task = Schemas["Task"];
 
 const STATUSES: TaskStatus[] = ["open", "in_progress", "done", "cancelled"];
 
@@ -191,7 +175,7 @@ Deno.test("POST /v1/tasks: 422 for a unit or reservation of another property or 
       { ...valid, propertyId: UNKNOWN_ID },
     ];
     for (const body of cases) {
-      const problem = await expectProblem("POST", TASKS, await t.ownerClient.post("/tasks", body), 422, "unprocessable");
+      const problem = await expectProblem("POST", TASKS, await t.ownerClient.post("/tasks", body), 422, "unknown-reference");
       assert.match(problem.detail, /referenced record does not exist/, JSON.stringify(body));
     }
     assert.equal((await listTasks(t.ownerClient)).pagination.total, 0, "nothing was created");
@@ -211,7 +195,7 @@ Deno.test("POST /v1/tasks: the assignee must be a member of the tenant; a strang
 
     for (const assigneeId of [stranger.id, otherStaff.id, other.owner.id, UNKNOWN_ID]) {
       const response = await t.ownerClient.post("/tasks", { propertyId: property.id, type: "cleaning", title: "Clean", assigneeId });
-      const problem = await expectProblem("POST", TASKS, response, 422, "unprocessable");
+      const problem = await expectProblem("POST", TASKS, response, 422, "unknown-reference");
       assert.match(problem.detail, /referenced record does not exist/);
     }
     assert.equal((await listTasks(t.ownerClient)).pagination.total, 0, "nothing was created");
@@ -492,7 +476,7 @@ Deno.test("PATCH /v1/tasks/{id}: 422 for a unit or reservation of another proper
       { assigneeId: other.owner.id },
     ];
     for (const body of cases) {
-      const problem = await expectProblem("PATCH", TASK, await t.ownerClient.patch(`/tasks/${task.id}`, body), 422, "unprocessable");
+      const problem = await expectProblem("PATCH", TASK, await t.ownerClient.patch(`/tasks/${task.id}`, body), 422, "unknown-reference");
       assert.match(problem.detail, /referenced record does not exist/, JSON.stringify(body));
     }
     assert.deepEqual(await readTask(t.ownerClient, task.id), before, "nothing changed");

@@ -3,7 +3,8 @@
 // (404 to a non-member, like an unknown tenant) and the staff role (403 on every
 // "manager" operation, never on a "member" one). Every response is checked against the
 // contract, and a refused request leaves the tenant byte-identical. The operations and
-// the fixture are test/support/sweep.ts's.
+// the fixture are test/support/sweep.ts's; that the document has enough of each kind for
+// the sweeps to check something is request-context.unit.test.ts's.
 import assert from "node:assert/strict";
 import { generateKeyPair, SignJWT } from "jose";
 import { sleep } from "../../local/capture.ts";
@@ -15,32 +16,6 @@ import { endSession } from "../support/session.ts";
 import { tenantSnapshot } from "../support/snapshot.ts";
 import type { Problem } from "../support/stack.ts";
 import { bodyOf, fill, type Ids, operations, type Probe, world } from "../support/sweep.ts";
-
-function countBy(probes: Probe[], key: (probe: Probe) => string): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const probe of probes) counts[key(probe)] = (counts[key(probe)] ?? 0) + 1;
-  return counts;
-}
-
-Deno.test("the document's operations: each kind of access and tenant scope is there, so the sweeps below check something", async () => {
-  const probes = await operations();
-  const byAccess = countBy(probes, (probe) => probe.access);
-  const byScope = countBy(probes, (probe) => probe.scope);
-  assert.ok(probes.length >= 65, `only ${probes.length} operations`);
-  assert.ok((byAccess.public ?? 0) >= 6, JSON.stringify(byAccess));
-  assert.ok((byAccess.session ?? 0) >= 4, JSON.stringify(byAccess));
-  assert.ok((byAccess.member ?? 0) >= 39, JSON.stringify(byAccess));
-  assert.ok((byAccess.manager ?? 0) >= 16, JSON.stringify(byAccess));
-  assert.ok((byAccess.integration ?? 0) >= 3, JSON.stringify(byAccess));
-  assert.equal(byScope.key, byAccess.integration, "every integration operation takes its tenant from the key");
-  assert.ok((byScope.header ?? 0) >= 47, JSON.stringify(byScope));
-  assert.ok((byScope.path ?? 0) >= 8, JSON.stringify(byScope));
-  // Both roles on both scopes, so neither filter can be empty by mistake.
-  const byBoth = countBy(probes, (probe) => `${probe.scope}/${probe.access}`);
-  for (const pair of ["header/member", "header/manager", "path/member", "path/manager"]) {
-    assert.ok((byBoth[pair] ?? 0) >= 3, `${pair}: ${JSON.stringify(byBoth)}`);
-  }
-});
 
 Deno.test("every non-public operation answers 401 with WWW-Authenticate: no token, an ended session, a malformed or forged token, or any key that is not a live one; nothing changes", () =>
   withFixture(async (fixture) => {

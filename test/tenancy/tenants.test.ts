@@ -16,6 +16,7 @@ import {
   readBack,
   representation,
   resolveLocation,
+  type Schemas,
   unique,
   UNKNOWN_ID,
   withFixture,
@@ -27,17 +28,9 @@ const TENANT = "/v1/tenants/{tenantId}";
 const MEMBERS = "/v1/tenants/{tenantId}/members";
 const MEMBER = "/v1/tenants/{tenantId}/members/{userId}";
 
-type Tenant = {
-  id: string;
-  name: string;
-  senderEmail: string | null;
-  senderName: string | null;
-  paymentPageBaseUrl: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
-type MyTenant = { tenantId: string; name: string; role: string };
-type Member = { userId: string; email: string; fullName: string | null; role: string; createdAt: string; updatedAt: string };
+type Tenant = Schemas["Tenant"];
+type MyTenant = Schemas["MyTenant"];
+type Member = Schemas["Member"];
 
 const listMyTenants = (api: Client, query = "") => listPage<MyTenant>(api, TENANTS, query);
 const listMembers = (api: Client, tenantId: string, query = "") => listPage<Member>(api, MEMBERS, query, { tenantId });

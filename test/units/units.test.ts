@@ -17,6 +17,7 @@ import {
   readBack,
   readOne,
   representation,
+  type Schemas,
   unique,
   UNKNOWN_ID,
   withFixture,
@@ -134,7 +135,7 @@ Deno.test("POST /v1/units: 422 for a property that is not in the tenant, and not
     const theirs = await createProperty(other.ownerClient);
     for (const propertyId of [UNKNOWN_ID, theirs.id]) {
       const response = await t.ownerClient.post("/units", { propertyId, name: unique("Nowhere") });
-      const problem = await expectProblem("POST", UNITS, response, 422, "unprocessable");
+      const problem = await expectProblem("POST", UNITS, response, 422, "unknown-reference");
       assert.match(problem.detail, /does not exist in this tenant/);
     }
     assert.equal((await listUnits(t.ownerClient)).pagination.total, 0);
@@ -493,7 +494,7 @@ Deno.test("DELETE /v1/units/{id}: 409 while a reservation or a task refers to it
     const task = await t.ownerClient.post(
       "/tasks", { propertyId: property.id, unitId: tasked.id, type: "cleaning", title: "Deep clean" }, representation,
     );
-    assert.equal((await expectStatus<{ unitId: string }>("POST", "/v1/tasks", task, 201)).unitId, tasked.id);
+    assert.equal((await expectStatus<Schemas["Task"]>("POST", "/v1/tasks", task, 201)).unitId, tasked.id);
     const taskedBefore = await readUnit(t.ownerClient, tasked.id);
     await expectProblem("DELETE", UNIT, await t.ownerClient.delete(`/units/${tasked.id}`), 409, "still-referenced");
     assert.deepEqual(await readUnit(t.ownerClient, tasked.id), taskedBefore);

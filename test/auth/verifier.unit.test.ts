@@ -1,6 +1,7 @@
 // The access token verifier on its own, without the stack: tokens are signed here with
-// jose and the key set is served from this process, so every refusal and every fetch of
-// the key set can be seen. The gateway-level refusals are in access-token.test.ts.
+// jose and the key set is answered from this process through the fetch the verifier is
+// given, so every refusal and every fetch of the key set can be seen. Fetching Auth's
+// real key set over HTTP, and the refusals through the gateway, are access-token.test.ts's.
 import assert from "node:assert/strict";
 import { base64url, CompactSign, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
@@ -46,28 +47,46 @@ function encodeSegment(value: unknown): string {
   return base64url.encode(JSON.stringify(value));
 }
 
+// The key sets this file serves, by URL. The verifiers below fetch through `loopback`,
+// which answers from here as Auth would and fails, as a closed port does, for any other
+// URL: no socket is opened, so the file needs no network access.
+const served = new Map<string, () => Response>();
+let nextPort = 40000;
+
+const loopback: typeof fetch = (input) => {
+  const url = input instanceof Request ? input.url : String(input);
+  const answer = served.get(url);
+  return answer ? Promise.resolve(answer()) : Promise.reject(new TypeError(`error sending request for url (${url}): Connection refused`));
+};
+
+function nextUrl(): URL {
+  return new URL(`http://127.0.0.1:${nextPort++}/auth/v1/.well-known/jwks.json`);
+}
+
 // A key set served the way Auth serves it, whose keys a test changes as it goes.
 type KeySetServer = { url: URL; keys: JWK[]; fetches: number; close(): Promise<void> };
 
 function serveKeySet(keys: JWK[]): KeySetServer {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+  const url = nextUrl();
+  const keySet: KeySetServer = {
+    url,
+    keys,
+    fetches: 0,
+    close: () => {
+      served.delete(url.href);
+      return Promise.resolve();
+    },
+  };
+  served.set(url.href, () => {
     keySet.fetches += 1;
     return Response.json({ keys: keySet.keys }, { headers: { "cache-control": "public, max-age=600" } });
   });
-  const keySet: KeySetServer = {
-    url: new URL(`http://127.0.0.1:${server.addr.port}/auth/v1/.well-known/jwks.json`),
-    keys,
-    fetches: 0,
-    close: () => server.shutdown(),
-  };
   return keySet;
 }
 
+// A URL nothing answers at.
 function closedPortUrl(): URL {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return new URL(`http://127.0.0.1:${port}/auth/v1/.well-known/jwks.json`);
+  return nextUrl();
 }
 
 type Warnings = { message: string; fields: Record<string, unknown> | undefined }[];
@@ -75,6 +94,7 @@ type Warnings = { message: string; fields: Record<string, unknown> | undefined }
 function verifier(deps: Partial<AccessTokenVerifierDeps>, warnings: Warnings = []) {
   return createAccessTokenVerifier({
     now: () => Date.now(),
+    fetch: loopback,
     logger: { warn: (message, fields) => warnings.push({ message, fields }) },
     ...deps,
   });
@@ -354,12 +374,13 @@ Deno.test("a key set that cannot be fetched answers 503, and says so in the log"
   assert.equal(warnings.length, 2, "each failed fetch is logged");
 
   // Auth answering, but not with a key set: the same.
-  const broken = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => new Response("no", { status: 502 }));
+  const broken = nextUrl();
+  served.set(broken.href, () => new Response("no", { status: 502 }));
   try {
-    const error = await refusal(verifier({ jwksUrl: `http://127.0.0.1:${broken.addr.port}/jwks.json` })(token));
+    const error = await refusal(verifier({ jwksUrl: broken })(token));
     assert.equal(error.status, 503);
   } finally {
-    await broken.shutdown();
+    served.delete(broken.href);
   }
 
   // The legacy secret still verifies HS256 while the key set is out of reach.

@@ -1,0 +1,84 @@
+// The SMS adapter on its own, through the fetch it is given: the request Twilio's
+// Messages API expects, what each answer means, and the settings that disable it.
+// sms.test.ts delivers through the stack's SMS capture server.
+import assert from "node:assert/strict";
+import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
+import type { OutgoingMessage } from "../../src/notifications/delivery.ts";
+
+const message: OutgoingMessage = {
+  notificationId: "6f1f0c2e-8a51-4d0e-9b1a-1d2c3b4a5f60",
+  tenantId: "0d3c2b1a-5f60-4e7d-8c9b-a1b2c3d4e5f6",
+  templateKey: "checkin_reminder",
+  to: "+351912345678",
+  subject: "Welcome",
+  html: "<p>Welcome</p>",
+  text: "Welcome to Casa Azul.",
+};
+
+type Sent = { url: string; init: RequestInit | undefined };
+
+function adapter(answer: () => Response | Promise<Response>, settings: Partial<SmsSettings> = {}) {
+  const sent: Sent[] = [];
+  const sms = createSmsAdapter({
+    accountSid: "AC123",
+    authToken: "token",
+    fromNumber: "+15005550006",
+    baseUrl: "https://sms.invalid/",
+    timeoutMs: 1000,
+    fetch: (input, init) => {
+      sent.push({ url: String(input), init });
+      return Promise.resolve(answer());
+    },
+    now: () => Date.parse("2026-11-22T09:30:00Z"),
+    ...settings,
+  });
+  return { sms, sent };
+}
+
+Deno.test("a message is a form POST to the account's Messages resource with Basic auth; 201 is accepted with its sid", async () => {
+  const { sms, sent } = adapter(() => Response.json({ sid: "SM42" }, { status: 201 }));
+  assert.equal(sms.disabledReason, null);
+  assert.deepEqual(await sms.send(message), { outcome: "accepted", providerMessageId: "SM42" });
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0]!.url, "https://sms.invalid/2010-04-01/Accounts/AC123/Messages.json");
+  const headers = new Headers(sent[0]!.init?.headers);
+  assert.equal(headers.get("authorization"), `Basic ${btoa("AC123:token")}`);
+  assert.equal(headers.get("content-type"), "application/x-www-form-urlencoded");
+  assert.deepEqual(Object.fromEntries(sent[0]!.init?.body as URLSearchParams), {
+    To: "+351912345678", From: "+15005550006", Body: "Welcome to Casa Azul.",
+  });
+});
+
+Deno.test("429 with Retry-After and 5xx are transient; a refusal is permanent with the provider's message", async () => {
+  const throttled = adapter(() => Response.json({ message: "Too many" }, { status: 429, headers: { "retry-after": "3" } }));
+  assert.deepEqual(await throttled.sms.send(message), {
+    outcome: "transient", reason: "the SMS provider answered 429: Too many", retryAfterSeconds: 3,
+  });
+  const down = adapter(() => new Response("oops", { status: 502, statusText: "Bad Gateway" }));
+  assert.deepEqual(await down.sms.send(message), {
+    outcome: "transient", reason: "the SMS provider answered 502: Bad Gateway", retryAfterSeconds: null,
+  });
+  const refused = adapter(() => Response.json({ code: 21211, message: "The 'To' number is not valid." }, { status: 400 }));
+  assert.deepEqual(await refused.sms.send(message), {
+    outcome: "permanent", reason: "the SMS provider answered 400: The 'To' number is not valid.",
+  });
+});
+
+Deno.test("no answer at all is transient", async () => {
+  const { sms } = adapter(() => Promise.reject(new TypeError("connection refused")));
+  const delivery = await sms.send(message);
+  assert.equal(delivery.outcome, "transient");
+  assert.match(delivery.outcome === "transient" ? delivery.reason : "", /^the SMS provider is unreachable: TypeError: connection refused/);
+});
+
+Deno.test("no sending number, or missing credentials, disable SMS: it says why and sends nothing", async () => {
+  const noNumber = adapter(() => assert.fail("nothing is sent"), { fromNumber: null });
+  assert.equal(noNumber.sms.disabledReason, "sms is disabled: the sending number (SMS_FROM_NUMBER) is not set");
+  assert.deepEqual(await noNumber.sms.send(message), { outcome: "permanent", reason: noNumber.sms.disabledReason });
+  const noToken = adapter(() => assert.fail("nothing is sent"), { authToken: null });
+  assert.equal(
+    noToken.sms.disabledReason,
+    "sms is disabled: the SMS provider's credentials (SMS_ACCOUNT_SID, SMS_AUTH_TOKEN) are not set",
+  );
+  assert.equal(noNumber.sent.length + noToken.sent.length, 0);
+});
