@@ -2,7 +2,7 @@
 // createApi the function runs, so it needs no stack and no network. Building the
 // document calls none of the app's dependencies: each one here throws if anything
 // reaches for it, and GET /v1/openapi.json answers from the endpoint list alone.
-// test/docs/document.test.ts checks that the running stack serves this very document.
+// test/docs/openapi.test.ts checks that the running stack serves this very document.
 import { createApi } from "../../src/app.ts";
 import type { OpenApiDocument } from "./openapi.ts";
 
