@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { id, timestamp } from "../http/schemas.ts";
+import { id, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const accessCodeStatuses = ["active", "revoked"] as const;
 
 export const createAccessCodeBody = z.strictObject({
   code: z.string().regex(/^[0-9]{4,12}$/, "4 to 12 digits.").optional()
     .meta({ description: "Defaults to six random digits." }),
-  validFrom: timestamp.optional().meta({ description: "Defaults to check-in time on arrival day, in the property's timezone." }),
-  validUntil: timestamp.optional().meta({ description: "Defaults to check-out time on departure day." }),
+  validFrom: timestampInput.optional().meta({ description: "Defaults to check-in time on arrival day, in the property's timezone." }),
+  validUntil: timestampInput.optional().meta({ description: "Defaults to check-out time on departure day." }),
   // Instants, not strings: the two may be written with different offsets.
 }).refine((body) => !body.validFrom || !body.validUntil || Date.parse(body.validUntil) > Date.parse(body.validFrom), {
   message: "validUntil must be after validFrom.",

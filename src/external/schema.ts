@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, isoDate, minorUnits, oneOrMany, timestamp } from "../http/schemas.ts";
+import { currency, isoDate, minorUnits, oneOrMany, timestampInput } from "../http/schemas.ts";
 import { paymentMethods } from "../payments/schema.ts";
 import { reservationStatuses } from "../reservations/schema.ts";
 
@@ -11,7 +11,7 @@ export const externalPaymentBody = z.strictObject({
   externalReference: z.string().min(1).max(200).meta({
     description: "Your system's id for the payment, unique in the tenant: sending it again returns the first payment.",
   }),
-  receivedAt: timestamp.optional().meta({ description: "Defaults to now." }),
+  receivedAt: timestampInput.optional().meta({ description: "Defaults to now." }),
 }).meta({ id: "ExternalPaymentCreate" });
 
 export const listExternalReservationsQuery = z.strictObject({
@@ -19,7 +19,7 @@ export const listExternalReservationsQuery = z.strictObject({
   status: oneOrMany(reservationStatuses).optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
-  updatedSince: timestamp.optional().meta({
+  updatedSince: timestampInput.optional().meta({
     description: "Reservations changed at or after this instant, oldest change first (instead of by check-in).",
   }),
 });

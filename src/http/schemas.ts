@@ -3,8 +3,32 @@ import { z } from "zod";
 // Shapes many resources share, named once so the OpenAPI document names them once.
 export const id = z.uuid();
 export const idParams = z.strictObject({ id });
-export const timestamp = z.iso.datetime({ offset: true });
-export const isoDate = z.iso.date();
+// Dates and times. A request's (timestampInput, isoDate) are narrower than RFC 3339, and
+// each pattern is exactly what the server takes, so the OpenAPI document says it:
+// - years 1900 to 2999: Postgres has no year 0, and a year near 9999 leaves four digits
+//   once it is turned to UTC;
+// - a UTC offset of Z or -15:59 to +15:59: Postgres refuses 16 hours and more (real zones
+//   lie within -12:00 and +14:00);
+// - at most nine digits of fractional seconds: Postgres keeps six and refuses a long tail;
+// - a real calendar day, February 29 in leap years only, as zod's own pattern checks it.
+// An instant the API answers (timestamp) is in UTC, so one given near the ends of the range
+// with an offset may fall on the other side of a year's end, in 1899 or 3000.
+const acceptedYears = "(?:19\\d\\d|2\\d\\d\\d)";
+const answeredYears = "(?:1899|19\\d\\d|2\\d\\d\\d|3000)";
+// The leap years of 1899 to 3000: every fourth, but not 1900, 2100, 2200, 2300, 2500, ...
+const leapYears = "(?:(?:19|2\\d)(?:0[48]|[2468][048]|[13579][26])|2[048]00)";
+const dayOf = (years: string) =>
+  `(?:${leapYears}-02-29|${years}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8])))`;
+const timeOfDay = "(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?";
+export const timestampInput = z.stringFormat(
+  "date-time",
+  new RegExp(`^${dayOf(acceptedYears)}T${timeOfDay}(?:Z|[+-](?:0\\d|1[0-5]):[0-5]\\d)$`),
+  { error: "An RFC 3339 date-time from 1900 to 2999, with Z or an offset up to 15:59, like 2027-03-01T15:00:00+01:00." },
+);
+export const timestamp = z.stringFormat("date-time", new RegExp(`^${dayOf(answeredYears)}T${timeOfDay}(?:Z|\\+00:00)$`));
+export const isoDate = z.stringFormat("date", new RegExp(`^${dayOf(acceptedYears)}$`), {
+  error: "A date YYYY-MM-DD from 1900 to 2999, like 2027-03-01.",
+});
 export const currency = z.string().regex(/^[A-Z]{3}$/, "An ISO 4217 code in capitals, like EUR.");
 export const minorUnits = z.number().int().meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, minorUnits, oneOrMany, timestamp } from "../http/schemas.ts";
+import { currency, id, minorUnits, oneOrMany, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const paymentMethods = ["card", "cash", "bank_transfer", "wallet", "other"] as const;
 export const paymentSources = ["manual", "payment_link", "external"] as const;
@@ -11,7 +11,7 @@ export const recordPaymentBody = z.strictObject({
   currency: currency.optional().meta({ description: "Must be the reservation's currency; defaults to it." }),
   method: z.enum(paymentMethods).default("card"),
   externalReference: z.string().min(1).max(200).optional(),
-  receivedAt: timestamp.optional(),
+  receivedAt: timestampInput.optional(),
   notes: z.string().max(1000).optional(),
 }).meta({ id: "PaymentCreate" });
 
@@ -39,7 +39,7 @@ export const listPaymentsQuery = z.strictObject({
 export const createPaymentLinkBody = z.strictObject({
   amount: minorUnits.min(1).optional().meta({ description: "Defaults to the reservation's balance." }),
   description: z.string().max(500).optional(),
-  expiresAt: timestamp.optional().meta({ description: "Defaults to seven days from now." }),
+  expiresAt: timestampInput.optional().meta({ description: "Defaults to seven days from now." }),
 }).meta({ id: "PaymentLinkCreate" });
 
 export const paymentLink = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, isoDate, minorUnits, oneOrMany, patchOf, timestamp } from "../http/schemas.ts";
+import { currency, id, isoDate, minorUnits, oneOrMany, patchOf, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const reservationStatuses = ["pending", "confirmed", "checked_in", "checked_out", "cancelled", "no_show"] as const;
 export const reservationSources = ["direct", "phone", "email", "walk_in", "website", "channel_manager", "ota", "other"] as const;
@@ -82,7 +82,7 @@ export const listReservationsQuery = z.strictObject({
   guestId: id.optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
-  updatedSince: timestamp.optional().meta({
+  updatedSince: timestampInput.optional().meta({
     description: "Reservations changed at or after this instant, oldest change first (instead of by check-in).",
   }),
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { id, oneOrMany, patchOf, timestamp } from "../http/schemas.ts";
+import { id, oneOrMany, patchOf, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const taskTypes = ["cleaning", "maintenance", "inspection", "other"] as const;
 export const taskPriorities = ["low", "normal", "high", "urgent"] as const;
@@ -13,7 +13,7 @@ const editable = {
   title: z.string().trim().min(1).max(200),
   description: z.string().max(4000).nullable(),
   assigneeId: id.nullable().meta({ description: "A member of the tenant." }),
-  dueAt: timestamp.nullable(),
+  dueAt: timestampInput.nullable(),
   priority: z.enum(taskPriorities),
 };
 
@@ -59,6 +59,6 @@ export const listTasksQuery = z.strictObject({
   propertyId: id.optional(),
   unitId: id.optional(),
   assigneeId: id.optional(),
-  dueBefore: timestamp.optional().meta({ description: "Tasks due before this instant." }),
-  dueAfter: timestamp.optional().meta({ description: "Tasks due at or after this instant." }),
+  dueBefore: timestampInput.optional().meta({ description: "Tasks due before this instant." }),
+  dueAfter: timestampInput.optional().meta({ description: "Tasks due at or after this instant." }),
 });
