@@ -1,4 +1,5 @@
 import { type FieldError, HttpError, type ProblemKind } from "../http/problem.ts";
+import { MAX_AMOUNT, MAX_NIGHTLY_PRICE } from "../http/schemas.ts";
 
 // What a refused statement means to a client. The database enforces the rules and names
 // the one that refused: a constraint's own name, or, for a rule a trigger or function
@@ -76,6 +77,24 @@ export const rules: Record<string, Rule> = {
   },
   access_codes_valid_until_after_valid_from: {
     problem: "unprocessable", detail: "validUntil must be after validFrom.", field: "validUntil",
+  },
+  // The maxima of amounts (supabase/migrations/20261124000100_amount_maxima.sql). The API's
+  // schemas refuse a single amount past its maximum first; only the sum of a reservation's
+  // payments is the database's alone to know.
+  rate_plans_nightly_price_within_maximum: {
+    problem: "unprocessable", detail: `nightlyPrice is at most ${grouped(MAX_NIGHTLY_PRICE)}.`, field: "nightlyPrice",
+  },
+  reservations_total_amount_within_maximum: {
+    problem: "unprocessable", detail: `totalAmount is at most ${grouped(MAX_AMOUNT)}.`, field: "totalAmount",
+  },
+  reservations_amount_paid_within_maximum: {
+    problem: "unprocessable",
+    detail: `The reservation's payments would add up to more than ${grouped(MAX_AMOUNT)}, the most one reservation takes.`,
+    field: "amount",
+  },
+  payments_amount_within_maximum: { problem: "unprocessable", detail: `amount is at most ${grouped(MAX_AMOUNT)}.`, field: "amount" },
+  payment_links_amount_within_maximum: {
+    problem: "unprocessable", detail: `amount is at most ${grouped(MAX_AMOUNT)}.`, field: "amount",
   },
   // Rules the domain's triggers and functions raise.
   reservations_status_transition: { problem: "lifecycle-transition-refused" },
@@ -205,4 +224,9 @@ function sentence(message: string): string {
 function withHint(message: string, hint: string | undefined): string {
   const first = sentence(message);
   return hint ? `${first} ${hint}${hint.endsWith(".") ? "" : "."}` : first;
+}
+
+// 1000000000000 as 1,000,000,000,000.
+function grouped(value: number): string {
+  return value.toLocaleString("en-US");
 }

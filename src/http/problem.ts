@@ -106,7 +106,8 @@ export const problemTypes = {
   "unsupported-media-type": { status: 415, title: "Unsupported media type", meaning: "A body that is not `application/json`." },
   "unprocessable": {
     status: 422, title: "Unprocessable request",
-    meaning: "Well-formed, but a rule of the data refuses it (dates, capacity, stay limits, formats); `errors` names the field where one is to blame.",
+    meaning: "Well-formed, but a rule of the data refuses it (dates, capacity, stay limits, formats, payments on one reservation past " +
+      "1,000,000,000,000 in all); `errors` names the field where one is to blame.",
   },
   "unknown-reference": {
     status: 422, title: "Unknown reference",

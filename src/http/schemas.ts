@@ -30,11 +30,22 @@ export const isoDate = z.stringFormat("date", new RegExp(`^${dayOf(acceptedYears
   error: "A date YYYY-MM-DD from 1900 to 2999, like 2027-03-01.",
 });
 export const currency = z.string().regex(/^[A-Z]{3}$/, "An ISO 4217 code in capitals, like EUR.");
-export const minorUnits = z.number().int().meta({ description: "An amount in the currency's minor units (cents)." });
+// Amounts are bigint minor units in Postgres, and clients read them as numbers, exact only up
+// to 2^53 - 1. A single amount (a total, a payment, a payment link) is at most MAX_AMOUNT,
+// 10^12 (ten billion in a currency of cents); a nightly price at most MAX_NIGHTLY_PRICE, so
+// 365 nights of it stay within 10^12; and the payments of one reservation add up to at most
+// MAX_AMOUNT, so its balance lies within -10^12 and 10^12. The database holds the same
+// (supabase/migrations/20261124000100_amount_maxima.sql).
+export const MAX_AMOUNT = 1_000_000_000_000;
+export const minorUnits = z.number().int().min(-MAX_AMOUNT).max(MAX_AMOUNT)
+  .meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
 export const email = z.email().max(320);
 export const phone = z.string().regex(/^\+[1-9][0-9]{6,14}$/, "An E.164 number, like +351912345678.");
 export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$/, "A time of day, HH:MM.");
+
+// The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
+export const MAX_NIGHTLY_PRICE = 1_000_000_000;
 
 export const problem = z.object({
   type: z.string(),

@@ -19,7 +19,7 @@ export const payment = z.object({
   id,
   reservationId: id,
   paymentLinkId: id.nullable(),
-  amount: minorUnits,
+  amount: minorUnits.min(1),
   currency,
   method: z.enum(paymentMethods),
   source: z.enum(paymentSources),
@@ -45,7 +45,7 @@ export const createPaymentLinkBody = z.strictObject({
 export const paymentLink = z.object({
   id,
   reservationId: id,
-  amount: minorUnits,
+  amount: minorUnits.min(1),
   currency,
   url: z.string().nullable().meta({ description: "The tenant's payment page for this link; null until the tenant sets paymentPageBaseUrl." }),
   description: z.string().nullable(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, minorUnits, patchOf, timestamp } from "../http/schemas.ts";
+import { currency, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, timestamp } from "../http/schemas.ts";
 
 export const cancellationPolicies = ["flexible", "moderate", "strict", "non_refundable"] as const;
 
@@ -10,7 +10,7 @@ const editable = {
   name: z.string().trim().min(1).max(200),
   code: z.string().regex(/^[A-Z0-9][A-Z0-9_-]{0,31}$/, "Up to 32 capitals, digits, _ and -, like BAR or NR-7.")
     .meta({ description: "Unique within the property." }),
-  nightlyPrice: minorUnits.min(0),
+  nightlyPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE),
   minStay: stayNights.meta({ description: "Fewest nights a stay on this plan may have." }),
   maxStay: stayNights.nullable().meta({ description: "Most nights a stay on this plan may have; null for no limit." }),
   cancellationPolicy: z.enum(cancellationPolicies),
@@ -64,7 +64,7 @@ export const ratePlan = z.object({
   name: z.string(),
   code: z.string(),
   currency,
-  nightlyPrice: minorUnits,
+  nightlyPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE),
   minStay: z.number().int(),
   maxStay: z.number().int().nullable(),
   cancellationPolicy: z.enum(cancellationPolicies),

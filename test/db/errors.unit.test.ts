@@ -116,6 +116,29 @@ Deno.test("without a named rule the SQLSTATE decides; a column's check names its
   assert.equal(httpErrorFromDatabase(new Error("not from the database")), null);
 });
 
+Deno.test("the maxima of amounts are 422s naming the field sent; the sum of a reservation's payments names the payment's amount", () => {
+  const paid = httpErrorFromDatabase({
+    code: "23514", message: "new row for relation \"reservations\" violates check constraint",
+    constraint_name: "reservations_amount_paid_within_maximum", table_name: "reservations",
+  });
+  assert.equal(paid?.kind, "unprocessable");
+  assert.equal(paid?.detail, "The reservation's payments would add up to more than 1,000,000,000,000, the most one reservation takes.");
+  assert.deepEqual(paid?.extra.errors?.map((error) => error.path), ["amount"]);
+  for (
+    const [constraint, table, field] of [
+      ["rate_plans_nightly_price_within_maximum", "rate_plans", "nightlyPrice"],
+      ["reservations_total_amount_within_maximum", "reservations", "totalAmount"],
+      ["payments_amount_within_maximum", "payments", "amount"],
+      ["payment_links_amount_within_maximum", "payment_links", "amount"],
+    ]
+  ) {
+    const refused = httpErrorFromDatabase({ code: "23514", message: "m", constraint_name: constraint, table_name: table });
+    assert.equal(refused?.status, 422, constraint);
+    assert.deepEqual(refused?.extra.errors?.map((error) => error.path), [field], constraint);
+    assert.match(refused!.detail, /at most 1,000,000,000(,000)?\.$/, constraint);
+  }
+});
+
 Deno.test("a delete's foreign key refusal is still-referenced, naming the referrer from the error's table", async () => {
   const refused = deleteRefusal({ code: "23503", message: "m", table_name: "reservations", constraint_name: "x_fkey" }, "units");
   assert.equal(refused?.kind, "still-referenced");
