@@ -132,6 +132,7 @@ const byCode: Record<string, ProblemKind> = {
   "22003": "unprocessable", // numeric out of range
   "22007": "unprocessable", // invalid datetime format
   "22008": "unprocessable", // datetime field overflow
+  "22009": "unprocessable", // a UTC offset Postgres cannot take (16 hours or more)
   "22P02": "unprocessable", // invalid text representation
   "22023": "unprocessable", // invalid parameter value
   "22021": "unprocessable", // a byte sequence the encoding refuses (U+0000 among them)

@@ -148,7 +148,7 @@ Deno.test("a delete's foreign key refusal is still-referenced, naming the referr
 });
 
 Deno.test("values the database cannot take are 422s; a refusal by row-level security is a 403 in its own words", () => {
-  for (const code of ["23502", "22001", "22003", "22007", "22008", "22P02", "22023", "22021", "22P05"]) {
+  for (const code of ["23502", "22001", "22003", "22007", "22008", "22009", "22P02", "22023", "22021", "22P05"]) {
     assert.equal(httpErrorFromDatabase({ code, message: "invalid input" })?.status, 422, code);
   }
   const refused = httpErrorFromDatabase({ code: "42501", message: "new row violates row-level security policy" });
