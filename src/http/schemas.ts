@@ -25,7 +25,10 @@ export const minorUnits = z.number().int().meta({ description: "An amount in the
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
 // The address pattern the server checks, and only it: JSON Schema's `email` format is a
 // different rule (RFC 5321 lengths, quoted local parts), so the document states the pattern.
-export const emailPattern = z.regexes.email;
+// zod's rule for the local part; a domain of DNS labels (letters and digits at both ends,
+// at most 63 characters), as Supabase Auth requires of the addresses it takes.
+export const emailPattern =
+  /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
 export const email = z.string().max(320).regex(emailPattern, "An email address, like ana@example.com.");
 export const phone = z.string().regex(/^\+[1-9][0-9]{6,14}$/, "An E.164 number, like +351912345678.");
 // Free text that must say something: up to `max` characters as sent, not all spaces, stored

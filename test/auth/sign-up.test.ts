@@ -106,3 +106,12 @@ Deno.test("sign-up where Auth takes no new accounts: 403 signup-disabled", async
     await auth.stop();
   }
 });
+
+// Supabase Auth takes only domains of DNS labels; the document's pattern says so, so an
+// address it allows is never refused by Auth as malformed.
+Deno.test("sign-up with a domain label ending in a hyphen: 400 naming the email, before Auth is asked", async () => {
+  const problem = await expectProblem("POST", SIGN_UP, await signUp({
+    email: `x-${crypto.randomUUID().slice(0, 8)}@mail-.example.com`, password: "Password-1",
+  }), 400, "validation");
+  assert.deepEqual((problem.errors ?? []).map((error) => error.path), ["email"]);
+});
