@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm test: brings the local stack up if it is not running, then the type check,
-# the pgTAP suites (pg_prove) and the Deno tests; ends with "N passed, N failed".
+# the pgTAP suites (pg_prove), the Deno tests and the fuzzer (scripts/fuzz.sh); ends
+# with "N passed, N failed".
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -76,6 +77,18 @@ else
   tally 0 1
 fi
 rm -f "$deno_log"
+
+# Last, so the data it leaves in its own tenant is no test's concern: Schemathesis over
+# the served OpenAPI document, one count per run (scripts/fuzz.sh).
+fuzz_log=$(mktemp)
+bash scripts/fuzz.sh 2>&1 | tee "$fuzz_log"
+fuzz_summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$fuzz_log" | tail -n 1)
+if [ -n "$fuzz_summary" ]; then
+  tally "$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$fuzz_summary")" "$(sed -E 's/.*, ([0-9]+) failed/\1/' <<<"$fuzz_summary")"
+else
+  tally 0 1
+fi
+rm -f "$fuzz_log"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

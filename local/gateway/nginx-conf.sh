@@ -84,6 +84,15 @@ $names    default "";
 
     location / { return 404 '{"message":"no route matched with those values"}'; }
 
+    # nginx answers TRACE itself, with a 405 of its own that names no allowed methods;
+    # the function's router answers it as every other method it does not serve (405
+    # with Allow), so the method reaches it as sent.
+    error_page 405 = @method_to_function;
+    location @method_to_function {
+      if (\$function_upstream = "") { return 404 '{"code":"NOT_FOUND","message":"Requested function was not found"}'; }
+      proxy_pass http://\$function_upstream\$function_uri;
+    }
+
     location @auth_unreachable { return 502 '{"message":"Supabase Auth is not reachable"}'; }
     location @function_unreachable { return 502 '{"message":"Function \$function_name is not reachable"}'; }
   }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { id, timestamp, timestampInput } from "../http/schemas.ts";
+import { domainRule, id, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const accessCodeStatuses = ["active", "revoked"] as const;
 
@@ -12,6 +12,7 @@ export const createAccessCodeBody = z.strictObject({
 }).refine((body) => !body.validFrom || !body.validUntil || Date.parse(body.validUntil) > Date.parse(body.validFrom), {
   message: "validUntil must be after validFrom.",
   path: ["validUntil"],
+  params: domainRule,
 }).meta({ id: "AccessCodeCreate" });
 
 export const accessCode = z.object({

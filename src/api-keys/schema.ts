@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { id, oneOrMany, timestamp, timestampInput } from "../http/schemas.ts";
+import { id, oneOrMany, text, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const apiKeyStatuses = ["active", "revoked", "expired"] as const;
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(100).meta({ description: "Who uses the key, like the channel manager's name." }),
+  name: text(100).meta({ description: "Who uses the key, like the channel manager's name." }),
   propertyId: id.meta({ description: "The one property the key acts for." }),
   expiresAt: timestampInput.optional().meta({ description: "When the key stops working; it never expires without one." }),
 }).meta({ id: "ApiKeyCreate" });

@@ -79,7 +79,7 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
   return [
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-up", operationId: "signUp", tag,
-      summary: "Register a user with Supabase Auth.", body: signUpBody, problems: ["signup-disabled", "email-taken", "weak-password", "too-many-requests", "service-unavailable"],
+      summary: "Register a user with Supabase Auth.", body: signUpBody, problems: ["signup-disabled", "email-taken", "weak-password", "unprocessable", "too-many-requests", "service-unavailable"],
       errorDescriptions: {
         400: "`urn:pms:problem:validation`: a field is invalid, here or at Supabase Auth (`errors` names it where known).",
         403: "`urn:pms:problem:signup-disabled`: the project takes no new accounts.",

@@ -1,15 +1,21 @@
 import { z } from "zod";
+import { domainRule, emailPattern, text } from "../http/schemas.ts";
 import { myTenant } from "../tenancy/schema.ts";
 
-const email = z.email().max(320).transform((value) => value.toLowerCase());
+// Supabase Auth takes addresses of at most 255 characters.
+const email = z.string().max(255).regex(emailPattern, "An email address, like ana@example.com.")
+  .transform((value) => value.toLowerCase());
 
 export const signUpBody = z.strictObject({
   email,
   // How strong a password must be is Supabase Auth's policy (supabase/config.toml's
   // minimum_password_length and password_requirements): a weak one, short ones included,
-  // is its 422 with its reasons. Auth hashes with bcrypt, which reads at most 72 bytes.
-  password: z.string().min(1).max(72),
-  fullName: z.string().trim().min(1).max(200).optional(),
+  // is its 422 with its reasons. Auth hashes with bcrypt, which reads at most 72 bytes: a
+  // longer one is refused here, in bytes, as a 422 (JSON Schema can only count characters).
+  password: z.string().min(1).max(72).refine((password) => new TextEncoder().encode(password).length <= 72, {
+    message: "The password is longer than 72 bytes in UTF-8.", params: domainRule,
+  }).meta({ description: "At most 72 bytes in UTF-8 (a 422 beyond); how strong it must be is Supabase Auth's policy." }),
+  fullName: text(200).optional(),
 }).meta({ id: "SignUp" });
 
 export const signInBody = z.strictObject({

@@ -206,12 +206,14 @@ function checkedColumn(error: DatabaseError): string | undefined {
   return name.slice(table.length + 1, -"_check".length) || undefined;
 }
 
-// A foreign key is named <table>_tenant_id_<column>_fkey: the name says the referencing column.
+// A foreign key is named <table>_tenant_id_<columns>_fkey: the name says the referencing
+// columns. Of (tenant_id, property_id, unit_id), the last names the record that is missing
+// (a unit of that property), so it is the field to blame.
 function referencingColumn(error: DatabaseError): string | undefined {
   const { constraint_name: name, table_name: table } = error;
   const prefix = `${table}_tenant_id_`;
   if (error.code !== "23503" || !name || !table || !name.startsWith(prefix) || !name.endsWith("_fkey")) return undefined;
-  return name.slice(prefix.length, -"_fkey".length) || undefined;
+  return name.slice(prefix.length, -"_fkey".length).split(/(?<=_id)_/).at(-1) || undefined;
 }
 
 function camelCase(column: string | undefined): string | undefined {

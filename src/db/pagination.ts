@@ -6,12 +6,19 @@ import type { DB } from "./database.ts";
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
+// A whole number in a query string, written plainly: digits, no sign, no leading zero, no
+// spaces (so `offset=` or `limit=1e2` is a 400, not 0 or 100). The document types it as the
+// integer it stands for.
+export function queryInteger(min: number, max: number, description: string) {
+  return z.string().regex(/^(0|[1-9][0-9]*)$/, `A whole number from ${min} to ${max}.`).transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .meta({ type: "integer", minimum: min, maximum: max, description });
+}
+
 // The query parameters every list takes.
 export const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE)
-    .meta({ description: `Items per page, 1 to ${MAX_PAGE_SIZE}.` }),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0)
-    .meta({ description: "Items to skip." }),
+  limit: queryInteger(1, MAX_PAGE_SIZE, `Items per page, 1 to ${MAX_PAGE_SIZE}.`).default(DEFAULT_PAGE_SIZE),
+  offset: queryInteger(0, 1_000_000, "Items to skip.").default(0),
 };
 
 // A list's query that takes paging and nothing else.

@@ -73,7 +73,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       const stay = await findReservation(db, params.id);
       if (!stay) throw missing();
       if (stay.currency !== body.currency) {
-        throw new HttpError("validation", `The reservation is in ${stay.currency}; send the payment in it.`, {
+        throw new HttpError("unprocessable", `The reservation is in ${stay.currency}; send the payment in it.`, {
           errors: [{ path: "currency", message: `Must be ${stay.currency}.` }],
         });
       }

@@ -6,7 +6,7 @@ import { reservationStatuses } from "../reservations/schema.ts";
 
 export const externalPaymentBody = z.strictObject({
   amount: minorUnits.min(1),
-  currency: currency.meta({ description: "The reservation's currency; any other is a 400." }),
+  currency: currency.meta({ description: "The reservation's currency; any other is a 422." }),
   method: z.enum(paymentMethods),
   externalReference: z.string().min(1).max(200).meta({
     description: "Your system's id for the payment, unique in the tenant: sending it again returns the first payment.",

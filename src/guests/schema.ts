@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { countryCode, email, id, patchOf, phone, timestamp } from "../http/schemas.ts";
+import { countryCode, email, id, patchOf, phone, text, timestamp } from "../http/schemas.ts";
 
 const editable = {
-  firstName: z.string().trim().min(1).max(100),
-  lastName: z.string().trim().min(1).max(100),
+  firstName: text(100),
+  lastName: text(100),
   email: email.nullable(),
   phone: phone.nullable(),
   locale: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "A BCP 47 language tag, like en or pt-BR.")
@@ -44,7 +44,7 @@ export const guest = z.object({
 
 export const listGuestsQuery = z.strictObject({
   ...pageQuery,
-  q: z.string().trim().min(1).max(200).optional()
+  q: text(200).optional()
     .meta({ description: "Part of the first name, last name or email, in any case." }),
   email: email.transform((value) => value.toLowerCase()).optional()
     .meta({ description: "The email address, in any case." }),

@@ -52,6 +52,9 @@ export type EndpointDoc = {
   prefer?: boolean;
   // Accepts Idempotency-Key: a retry with the same key gets the first answer.
   idempotent?: boolean;
+  // Where the resources this route answers with live, when not at `${path}/{param}`, and
+  // which of their fields fills that path's last parameter (for the document's links).
+  resourceAt?: { path: string; idField?: string };
 };
 
 export type Endpoint = EndpointDoc & { handle: Handler };

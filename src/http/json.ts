@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type FieldError, HttpError } from "./problem.ts";
+import { isDomainRuleIssue } from "./schemas.ts";
 
 // Bodies above this are refused before parsing: no request of this API needs more.
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -116,6 +117,12 @@ export async function readJson<Schema extends z.ZodType>(
   refuseNul(value, "The request body's values");
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
+    // Only a body that matches the document and breaks a rule between its fields is a 422.
+    if (parsed.error.issues.every(isDomainRuleIssue)) {
+      throw new HttpError("unprocessable", parsed.error.issues.map((issue) => issue.message).join(" "), {
+        errors: fieldErrors(parsed.error),
+      });
+    }
     throw new HttpError("validation", "The request body does not match the expected shape.", {
       errors: fieldErrors(parsed.error),
     });

@@ -26,9 +26,25 @@ const integrationErrorText: Record<number, string> = {
   409: "The Idempotency-Key was used for a different request, or the write conflicts with the resource's state.",
 };
 
+// Postgres text cannot hold U+0000, so no request accepts it (src/http/json.ts refuseNul):
+// a request string the document leaves free says so with this pattern.
+export const NO_NUL_PATTERN = "^[^\\u0000]*$";
+
+function refuseNulInStrings(value: unknown): void {
+  if (Array.isArray(value)) return value.forEach(refuseNulInStrings);
+  if (!value || typeof value !== "object") return;
+  const schema = value as JsonSchema;
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes("string") && !("pattern" in schema) && !("enum" in schema) && !("const" in schema) && !("allOf" in schema)) {
+    schema.pattern = NO_NUL_PATTERN;
+  }
+  for (const field of Object.values(schema)) refuseNulInStrings(field);
+}
+
 // Schemas with a registered id become components; every other schema is inlined.
 function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): JsonSchema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as JsonSchema;
+  if (io === "input") refuseNulInStrings(json);
   const defs = (json.$defs ?? {}) as Components;
   delete json.$defs;
   delete json.$schema;
@@ -135,6 +151,35 @@ function securityOf(endpoint: Endpoint): Record<string, string[]>[] {
   return [{ bearerAuth: [] }];
 }
 
+const pathParams = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+
+// Where a collection's items live: the one route `${path}/{param}` beside it.
+function itemPath(endpoints: Endpoint[], path: string): string | undefined {
+  return endpoints.find((other) => new RegExp(`^${path.replace(/[{}]/g, "\\$&")}/\\{[^}/]+\\}$`).test(other.path))?.path;
+}
+
+// OpenAPI links from a response that names a resource to the operations on it, so a client
+// (or a fuzzer) can follow a create to its read, update, actions and delete. `from` is the
+// JSON pointer of the id in the response body.
+function linksTo(endpoints: Endpoint[], source: Endpoint, resourcePath: string, from: string) {
+  const idParam = pathParams(resourcePath).at(-1)!;
+  const known = new Set(pathParams(source.path));
+  const links: Record<string, unknown> = {};
+  for (const target of endpoints) {
+    if (target === source || (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`))) continue;
+    const parameters: Record<string, string> = {};
+    let complete = true;
+    for (const name of pathParams(target.path)) {
+      if (name === idParam && pathParams(target.path).indexOf(name) === pathParams(resourcePath).length - 1) {
+        parameters[name] = `$response.body#${from}`;
+      } else if (known.has(name)) parameters[name] = `$request.path.${name}`;
+      else complete = false;
+    }
+    if (complete) links[target.operationId] = { operationId: target.operationId, parameters };
+  }
+  return links;
+}
+
 export function buildOpenApi(endpoints: Endpoint[], info: { title: string; version: string; description: string }) {
   const components: Components = {};
   const paths: Record<string, Record<string, unknown>> = {};
@@ -147,8 +192,20 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
   for (const endpoint of endpoints) {
     const responses: Record<string, unknown> = {};
     for (const success of endpoint.success) {
+      let links: Record<string, unknown> = {};
+      if (success.schema && endpoint.method === "POST" && success.status === 201) {
+        const target = endpoint.resourceAt?.path ?? itemPath(endpoints, endpoint.path);
+        if (target) links = linksTo(endpoints, endpoint, target, `/${endpoint.resourceAt?.idField ?? "id"}`);
+      } else if (success.schema && endpoint.method === "GET" && success.status === 200) {
+        const target = endpoint.resourceAt?.path ?? itemPath(endpoints, endpoint.path);
+        if (target && !pathParams(endpoint.path).includes(pathParams(target).at(-1)!) && success.schema instanceof z.ZodObject &&
+          "data" in success.schema.shape) {
+          links = linksTo(endpoints, endpoint, target, `/data/0/${endpoint.resourceAt?.idField ?? "id"}`);
+        }
+      }
       responses[String(success.status)] = {
         description: success.description,
+        ...(Object.keys(links).length > 0 ? { links } : {}),
         ...(success.headers ? { headers: Object.fromEntries(success.headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) } : {}),
         ...(success.schema
           ? { content: { [success.contentType ?? "application/json"]: { schema: schemaOf(success.schema, "output", components) } } }
@@ -214,13 +271,16 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
           description: "The ETag last read; the write is refused with 412 when the resource changed since.",
         },
         IdempotencyKey: {
-          name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 },
-          description: "A key of your choosing, unique per request: a retry with the same key and body within 24 hours " +
+          name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", pattern: "^[!-~]{1,255}$" },
+          description: "A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours " +
             "gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409.",
         },
         Prefer: {
-          name: "Prefer", in: "header", required: false, schema: { type: "string", enum: ["return=minimal", "return=representation"] },
-          description: "return=representation answers with the resource instead of an empty body.",
+          name: "Prefer", in: "header", required: false,
+          // Any value is accepted: preferences the server does not know are ignored (RFC 7240).
+          schema: { anyOf: [{ type: "string", enum: ["return=minimal", "return=representation"] }, { type: "string" }] },
+          description: "`return=representation` answers with the resource (201 for a creation, 200 for a change) " +
+            "instead of an empty 204; any other preference is ignored, as RFC 7240 requires.",
         },
       },
       headers: {

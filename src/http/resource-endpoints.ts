@@ -38,12 +38,13 @@ export function changedResponses(schema: z.ZodType, done = "Updated."): SuccessD
   ];
 }
 
-// A create that answers 201 with Location and ETag, and the body only under Prefer: return=representation.
-export function createdResponses(
-  schema: z.ZodType,
-  description = "Created; the body only with Prefer: return=representation.",
-): SuccessDoc[] {
-  return [{ status: 201, description, schema, headers: ["Location", "ETag"] }];
+// A create that answers 204 with Location and ETag, or 201 with the resource under
+// Prefer: return=representation.
+export function createdResponses(schema: z.ZodType, done = "Created."): SuccessDoc[] {
+  return [
+    { status: 204, description: `${done} The body is empty; Location names the new resource.`, headers: ["Location", "ETag"] },
+    { status: 201, description: `${done.replace(/\.$/, "")} (Prefer: return=representation).`, schema, headers: ["Location", "ETag"] },
+  ];
 }
 
 // The list, create, read, update and delete routes of a tenant's resource: one shape

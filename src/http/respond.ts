@@ -19,11 +19,15 @@ export function representation(resource: unknown, status = 200, headers: Record<
 }
 
 // RFC 7240: writes answer without a body unless the client asks for one, as PostgREST does.
+// Other preferences, and other values of return, are ignored, as RFC 7240 requires.
 export function wantsRepresentation(request: Request): boolean {
   const prefer = request.headers.get("prefer") ?? "";
   return prefer.split(/[,;]/).some((token) => token.trim().toLowerCase() === "return=representation");
 }
 
+// The status says whether a body follows, as OData's rule for Prefer does: without one a
+// write answers 204 (with Location when it created something); with the resource, 201 for
+// a creation and 200 for a change. One status, one shape, so the document can say which.
 export function written(
   request: Request,
   resource: unknown,
@@ -36,10 +40,7 @@ export function written(
       ...location,
     });
   }
-  return new Response(null, {
-    status: options.created ? 201 : 204,
-    headers: { etag: etagOf(resource), ...location },
-  });
+  return new Response(null, { status: 204, headers: { etag: etagOf(resource), ...location } });
 }
 
 // If-Match names the representation the client last read; a write on top of a newer

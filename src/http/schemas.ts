@@ -29,7 +29,22 @@ export const timestamp = z.stringFormat("date-time", new RegExp(`^${dayOf(answer
 export const isoDate = z.stringFormat("date", new RegExp(`^${dayOf(acceptedYears)}$`), {
   error: "A date YYYY-MM-DD from 1900 to 2999, like 2027-03-01.",
 });
-export const currency = z.string().regex(/^[A-Z]{3}$/, "An ISO 4217 code in capitals, like EUR.");
+// The ISO 4217 codes the database accepts (private.is_iso_currency; test/http/currencies.test.ts
+// holds the two lists equal), so the document lists exactly the currencies a request may use.
+export const isoCurrencies = [
+  "AED", "AFN", "ALL", "AMD", "ANG", "AOA", "ARS", "AUD", "AWG", "AZN", "BAM", "BBD", "BDT", "BGN", "BHD",
+  "BIF", "BMD", "BND", "BOB", "BRL", "BSD", "BTN", "BWP", "BYN", "BZD", "CAD", "CDF", "CHF", "CLP", "CNY",
+  "COP", "CRC", "CUP", "CVE", "CZK", "DJF", "DKK", "DOP", "DZD", "EGP", "ERN", "ETB", "EUR", "FJD", "FKP",
+  "GBP", "GEL", "GHS", "GIP", "GMD", "GNF", "GTQ", "GYD", "HKD", "HNL", "HTG", "HUF", "IDR", "ILS", "INR",
+  "IQD", "IRR", "ISK", "JMD", "JOD", "JPY", "KES", "KGS", "KHR", "KMF", "KPW", "KRW", "KWD", "KYD", "KZT",
+  "LAK", "LBP", "LKR", "LRD", "LSL", "LYD", "MAD", "MDL", "MGA", "MKD", "MMK", "MNT", "MOP", "MRU", "MUR",
+  "MVR", "MWK", "MXN", "MYR", "MZN", "NAD", "NGN", "NIO", "NOK", "NPR", "NZD", "OMR", "PAB", "PEN", "PGK",
+  "PHP", "PKR", "PLN", "PYG", "QAR", "RON", "RSD", "RUB", "RWF", "SAR", "SBD", "SCR", "SDG", "SEK", "SGD",
+  "SHP", "SLE", "SOS", "SRD", "SSP", "STN", "SVC", "SYP", "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY",
+  "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG",
+  "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
+] as const;
+export const currency = z.enum(isoCurrencies).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
 // Amounts are bigint minor units in Postgres, and clients read them as numbers, exact only up
 // to 2^53 - 1. A single amount (a total, a payment, a payment link) is at most MAX_AMOUNT,
 // 10^12 (ten billion in a currency of cents); a nightly price at most MAX_NIGHTLY_PRICE, so
@@ -40,8 +55,19 @@ export const MAX_AMOUNT = 1_000_000_000_000;
 export const minorUnits = z.number().int().min(-MAX_AMOUNT).max(MAX_AMOUNT)
   .meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
-export const email = z.email().max(320);
+// The address pattern the server checks, and only it: JSON Schema's `email` format is a
+// different rule (RFC 5321 lengths, quoted local parts), so the document states the pattern.
+// zod's rule for the local part; a domain of DNS labels (letters and digits at both ends,
+// at most 63 characters), as Supabase Auth requires of the addresses it takes.
+export const emailPattern =
+  /^(?:[A-Za-z0-9_'+\-]+\.)*[A-Za-z0-9_'+\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+export const email = z.string().max(320).regex(emailPattern, "An email address, like ana@example.com.");
 export const phone = z.string().regex(/^\+[1-9][0-9]{6,14}$/, "An E.164 number, like +351912345678.");
+// Free text that must say something: up to `max` characters as sent, not all spaces, stored
+// without the spaces around it. The pattern is the rule (and, like every field, no U+0000).
+export function text(max: number) {
+  return z.string().max(max).regex(/^[^\u0000]*[^\s\u0000][^\u0000]*$/, "Must contain a character other than spaces.").trim();
+}
 export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$/, "A time of day, HH:MM.");
 
 // The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
@@ -83,18 +109,37 @@ export function listOf<T extends z.ZodType>(item: T) {
   return z.object({ data: z.array(item), pagination });
 }
 
-// A PATCH body: every field optional, unknown fields refused, and at least one given.
+// A PATCH body: every field optional, unknown fields refused, and at least one given
+// (the document's minProperties).
 export function patchOf<T extends z.ZodRawShape>(shape: T) {
   return z.strictObject(shape).partial().refine((body) => Object.keys(body).length > 0, {
     message: "Give at least one field to change.",
     // A body of unknown fields is wrong for that reason alone.
     when: (payload) => payload.issues.length === 0,
-  });
+  }).meta({ minProperties: 1 });
 }
 
-// A comma-separated filter value, like status=pending,confirmed.
+// A rule between fields that JSON Schema cannot state, like checkOut after checkIn. The
+// document says it in words; a body that satisfies the schema but breaks it is a 422
+// (unprocessable), not a 400, so "400" keeps meaning "not what the document describes".
+// Give a refinement `params: domainRule` to make it one.
+export const domainRule = { domainRule: true } as const;
+
+export function isDomainRuleIssue(issue: z.core.$ZodIssue): boolean {
+  return issue.code === "custom" && (issue.params as Record<string, unknown> | undefined)?.domainRule === true;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// A comma-separated filter value, like status=pending,confirmed; spaces around a value are
+// ignored. The document states the rule as a pattern; the server checks each value itself,
+// so the error names the one that is wrong (status.1). test/http/openapi-exact.unit.test.ts
+// holds the two to the same strings.
 export function oneOrMany<T extends readonly [string, ...string[]]>(values: T) {
-  return z.string().transform((raw) => raw.split(",").map((value) => value.trim())).pipe(
+  const one = `(${values.map(escapeRegExp).join("|")})`;
+  return z.string().transform((raw) => raw.split(",").map((value) => value.replace(/^ +| +$/g, ""))).pipe(
     z.array(z.enum(values)).min(1),
-  ).meta({ description: `One or more of ${values.join(", ")}, comma-separated.` });
+  ).meta({ description: `One or more of ${values.join(", ")}, comma-separated.`, pattern: `^ *${one} *(, *${one} *)*$` });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_PAGE_SIZE, pageQuery } from "../db/pagination.ts";
+import { MAX_PAGE_SIZE, pageQuery, queryInteger } from "../db/pagination.ts";
 import { id, oneOrMany, timestamp } from "../http/schemas.ts";
 import { templateKeys } from "./templates/sources.ts";
 
@@ -52,6 +52,5 @@ export const setPreferenceBody = z.strictObject({
 // At most 7 templates by 4 channels: one page holds every preference.
 export const listPreferencesQuery = z.strictObject({
   ...pageQuery,
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(MAX_PAGE_SIZE)
-    .meta({ description: `Items per page, 1 to ${MAX_PAGE_SIZE}; all of them by default.` }),
+  limit: queryInteger(1, MAX_PAGE_SIZE, `Items per page, 1 to ${MAX_PAGE_SIZE}; all of them by default.`).default(MAX_PAGE_SIZE),
 });

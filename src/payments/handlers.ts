@@ -40,7 +40,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/payments", operationId: "recordPayment", tag,
       access: "member", summary: "Record a payment received for a reservation; its balance follows.",
       params: idParams, resource: "reservation", body: recordPaymentBody, prefer: true, problems: ["lifecycle-transition-refused", "already-exists", "unknown-reference", "unprocessable"],
-      success: createdResponses(payment),
+      success: createdResponses(payment), resourceAt: { path: "/v1/payments/{id}" },
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertPayment(db, params.id, body, "manual");
       if (!row) throw missing();
@@ -57,7 +57,7 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
       access: "member", summary: "Create a payment link for a reservation; it asks for the balance by default.",
       params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, problems: ["nothing-owed", "lifecycle-transition-refused", "unprocessable"],
-      success: createdResponses(paymentLink),
+      success: createdResponses(paymentLink), resourceAt: { path: "/v1/payment-links/{id}" },
     }, async ({ db, params, body, request, missing }) => {
       const stay = await findReservation(db, params.id);
       if (!stay) throw missing();

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { clockTime, countryCode, currency, email, id, patchOf, phone, timestamp } from "../http/schemas.ts";
+import { clockTime, countryCode, currency, email, id, patchOf, phone, text, timestamp } from "../http/schemas.ts";
 
 export const propertyStatuses = ["active", "archived"] as const;
 
 const editable = {
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   timezone: z.string().min(1).max(64).meta({ description: "An IANA time zone, like Europe/Lisbon." }),
   addressLine1: z.string().max(200).nullable(),
   addressLine2: z.string().max(200).nullable(),

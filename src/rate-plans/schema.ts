@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, timestamp } from "../http/schemas.ts";
+import { currency, domainRule, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, text, timestamp } from "../http/schemas.ts";
 
 export const cancellationPolicies = ["flexible", "moderate", "strict", "non_refundable"] as const;
 
 const stayNights = z.number().int().min(1).max(365);
 
 const editable = {
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   code: z.string().regex(/^[A-Z0-9][A-Z0-9_-]{0,31}$/, "Up to 32 capitals, digits, _ and -, like BAR or NR-7.")
     .meta({ description: "Unique within the property." }),
   nightlyPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE),
@@ -28,17 +28,19 @@ type StayRules = {
 
 // The table's two-column checks (rate_plans_max_stay_not_below_min_stay and
 // rate_plans_non_refundable_without_free_cancellation), tested on what the body itself
-// gives, so that the 400 names the field. A PATCH that gives one side is still checked
+// gives, so that the 422 names the field. A PATCH that gives one side is still checked
 // against the stored row by the database.
 function withStayRules<T extends z.ZodType<StayRules>>(schema: T) {
   return schema
     .refine((body) => body.maxStay == null || body.minStay === undefined || body.maxStay >= body.minStay, {
       message: "maxStay must be at least minStay.",
       path: ["maxStay"],
+      params: domainRule,
     })
     .refine((body) => body.cancellationPolicy !== "non_refundable" || body.freeCancellationHours == null, {
       message: "A non_refundable plan has no free cancellation; leave freeCancellationHours null.",
       path: ["freeCancellationHours"],
+      params: domainRule,
     });
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, isoDate, minorUnits, oneOrMany, patchOf, timestamp, timestampInput } from "../http/schemas.ts";
+import { currency, domainRule, id, isoDate, minorUnits, oneOrMany, patchOf, text, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const reservationStatuses = ["pending", "confirmed", "checked_in", "checked_out", "cancelled", "no_show"] as const;
 export const reservationSources = ["direct", "phone", "email", "walk_in", "website", "channel_manager", "ota", "other"] as const;
@@ -20,7 +20,7 @@ const stay = {
 
 const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
   body.checkIn === undefined || body.checkOut === undefined || body.checkOut > body.checkIn;
-const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"] };
+const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"], params: domainRule };
 
 export const createReservationBody = z.strictObject({
   ...stay,
@@ -42,7 +42,7 @@ export const updateReservationBody = patchOf(stay).refine(nightsInOrder, checkOu
   .meta({ id: "ReservationUpdate" });
 
 export const cancelReservationBody = z.strictObject({
-  reason: z.string().trim().min(1).max(1000).optional(),
+  reason: text(1000).optional(),
 }).meta({ id: "ReservationCancel" });
 
 export const reservation = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { id, oneOrMany, patchOf, timestamp, timestampInput } from "../http/schemas.ts";
+import { id, oneOrMany, patchOf, text, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const taskTypes = ["cleaning", "maintenance", "inspection", "other"] as const;
 export const taskPriorities = ["low", "normal", "high", "urgent"] as const;
@@ -10,7 +10,7 @@ const editable = {
   unitId: id.nullable(),
   reservationId: id.nullable(),
   type: z.enum(taskTypes),
-  title: z.string().trim().min(1).max(200),
+  title: text(200),
   description: z.string().max(4000).nullable(),
   assigneeId: id.nullable().meta({ description: "A member of the tenant." }),
   dueAt: timestampInput.nullable(),

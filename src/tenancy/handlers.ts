@@ -92,6 +92,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       method: "GET", path: "/v1/tenants/{tenantId}/members", operationId: "listMembers", tag, access: "member",
       tenantFrom: "path", summary: "The tenant's members, by email.", params: tenantParams, resource: "tenant", query: pageOnly,
       success: [{ status: 200, description: "A page of members.", schema: listOf(member) }],
+      resourceAt: { path: "/v1/tenants/{tenantId}/members/{userId}", idField: "userId" },
     }, async ({ db, query }) => {
       const { data, pagination } = await listMembers(db, query);
       return listResponse(data, pagination);
@@ -102,6 +103,7 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
       params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, problems: ["already-a-member"],
       success: createdResponses(member, "Added."),
+      resourceAt: { path: "/v1/tenants/{tenantId}/members/{userId}", idField: "userId" },
     }, async ({ db, body, request, tenantId }) => {
       const userId = await addMember(db, body.email, body.role);
       const added = await findMember(db, userId);

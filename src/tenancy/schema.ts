@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { email, id, patchOf, timestamp } from "../http/schemas.ts";
+import { email, id, patchOf, text, timestamp } from "../http/schemas.ts";
 
 export const tenantRoles = ["owner", "admin", "staff"] as const;
 
 const settings = {
-  name: z.string().trim().min(1).max(200),
+  name: text(200),
   senderEmail: email.nullable().meta({ description: "The From address of guest email; unset, no email is sent." }),
   senderName: z.string().max(200).nullable(),
   paymentPageBaseUrl: z.url({ protocol: /^https?$/ }).max(500).nullable()

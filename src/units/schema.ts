@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { id, oneOrMany, patchOf, timestamp } from "../http/schemas.ts";
+import { id, oneOrMany, patchOf, text, timestamp } from "../http/schemas.ts";
 
 export const unitTypes = ["room", "suite", "apartment", "house", "dorm_bed", "other"] as const;
 export const unitStatuses = ["active", "out_of_service", "archived"] as const;
 
 const editable = {
-  name: z.string().trim().min(1).max(100),
+  name: text(100),
   type: z.enum(unitTypes),
   capacity: z.number().int().min(1).max(100).meta({ description: "How many guests it sleeps." }),
   floor: z.string().max(20).nullable(),

@@ -71,12 +71,27 @@ Deno.test("sign-up with a password under 8 characters: 422 weak-password, Auth's
     assert.equal(row?.count, 0);
   }));
 
-Deno.test("sign-up with an empty password or one over 72 bytes: a 400 naming it, before Auth is asked", async () => {
+Deno.test("sign-up with an empty password or one over 72 characters: a 400 naming it, before Auth is asked", async () => {
   for (const password of ["", "a1".repeat(37)]) {
     const problem = await expectProblem("POST", SIGN_UP, await signUp({ email: newEmail("bounds"), password }), 400, "validation");
     assert.ok(problem.errors?.some((error) => error.path === "password"), password);
   }
 });
+
+// The document allows 72 characters; bcrypt reads 72 bytes, so a password of fewer
+// characters but more bytes matches the document and breaks Auth's rule: a 422.
+Deno.test("sign-up with 72 characters but more than 72 bytes in UTF-8: 422 naming the password, and no account", () =>
+  withFixture(async ({ sql }) => {
+    const email = newEmail("bytes");
+    const password = `${"é".repeat(35)}a1`;
+    assert.equal(password.length <= 72 && new TextEncoder().encode(password).length > 72, true);
+    const problem = await expectProblem("POST", SIGN_UP, await signUp({ email, password }), 422, "unprocessable");
+    assert.deepEqual((problem.errors ?? []).map((error) => error.path), ["password"]);
+    const [row] = await sql<{ count: number }[]>`select count(*)::int as count from auth.users where email = ${email}`;
+    assert.equal(row?.count, 0);
+    const fits = await signUp({ email, password: `${"é".repeat(35)}a` });
+    assert.equal(fits.status, 201, "71 bytes is accepted");
+  }));
 
 Deno.test("sign-up where Auth takes no new accounts: 403 signup-disabled", async () => {
   const auth = await startAuth({ GOTRUE_DISABLE_SIGNUP: "true" });
@@ -90,4 +105,13 @@ Deno.test("sign-up where Auth takes no new accounts: 403 signup-disabled", async
     await api.close();
     await auth.stop();
   }
+});
+
+// Supabase Auth takes only domains of DNS labels; the document's pattern says so, so an
+// address it allows is never refused by Auth as malformed.
+Deno.test("sign-up with a domain label ending in a hyphen: 400 naming the email, before Auth is asked", async () => {
+  const problem = await expectProblem("POST", SIGN_UP, await signUp({
+    email: `x-${crypto.randomUUID().slice(0, 8)}@mail-.example.com`, password: "Password-1",
+  }), 400, "validation");
+  assert.deepEqual((problem.errors ?? []).map((error) => error.path), ["email"]);
 });

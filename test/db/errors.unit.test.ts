@@ -109,6 +109,15 @@ Deno.test("without a named rule the SQLSTATE decides; a column's check names its
   });
   assert.equal(reference?.detail, "A referenced record does not exist in this tenant.");
   assert.deepEqual(reference?.extra.errors, [{ path: "assigneeId", message: "A referenced record does not exist in this tenant." }]);
+  // Of (tenant_id, property_id, unit_id), the missing record is the unit of that property.
+  const unitOfProperty = httpErrorFromDatabase({
+    code: "23503", message: "m", constraint_name: "tasks_tenant_id_property_id_unit_id_fkey", table_name: "tasks",
+  });
+  assert.deepEqual(unitOfProperty?.extra.errors?.map((error) => error.path), ["unitId"]);
+  const linkOfReservation = httpErrorFromDatabase({
+    code: "23503", message: "m", constraint_name: "payments_tenant_id_reservation_id_payment_link_id_fkey", table_name: "payments",
+  });
+  assert.deepEqual(linkOfReservation?.extra.errors?.map((error) => error.path), ["paymentLinkId"]);
   assert.equal(httpErrorFromDatabase({ code: "42501", message: "m" })?.kind, "forbidden");
   assert.equal(httpErrorFromDatabase({ code: "PT404", message: "no such member" })?.kind, "not-found");
   // A fault of ours stays a fault: no problem type, so the router answers 500.

@@ -55,15 +55,16 @@ Deno.test("a payment answers 204, or 201 with it under Prefer; it is external, a
     ]);
   }));
 
-Deno.test("a payment in another currency is a 400; a malformed body is a 400; neither records anything", () =>
+Deno.test("a payment in another currency is a 422; a malformed body is a 400; neither records anything", () =>
   withFixture(async ({ sql, tenant }) => {
     const a = await tenant("psp");
     const stay = await createStay(a.ownerClient, { status: "confirmed" });
     const key = await issueApiKey(a.ownerClient, stay.property.id);
     const valid = { amount: 5000, currency: "EUR", method: "card", externalReference: "psp-1" };
 
-    const currency = await expectInvalid("POST", PAY, await pay(key.secret, stay.reservation.id, { ...valid, currency: "USD" }), "currency");
+    const currency = await expectProblem("POST", PAY, await pay(key.secret, stay.reservation.id, { ...valid, currency: "USD" }), 422, "unprocessable");
     assert.match(currency.detail, /EUR/);
+    assert.deepEqual(currency.errors?.map((error) => error.path), ["currency"]);
     for (const [body, field] of [
       [{ ...valid, externalReference: undefined }, "externalReference"],
       [{ ...valid, method: undefined }, "method"],
@@ -155,7 +156,7 @@ Deno.test("Idempotency-Key: a retry replays the first answer; a different body u
 
     // A failed request claims nothing: the corrected retry under the same key is recorded.
     const failing = { "idempotency-key": crypto.randomUUID() };
-    await expectInvalid("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, currency: "USD", externalReference: "psp-3" }, failing), "currency");
+    await expectProblem("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, currency: "USD", externalReference: "psp-3" }, failing), 422, "unprocessable");
     await expectStatus("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-3" }, failing), 204);
 
     // Keys are the API key's own: another key may use the same one for its own request.

@@ -86,7 +86,7 @@ Deno.test("the list and the read run in scope.read with Reads; create, update an
   const params = { id };
   assert.equal((await endpoints.list.handle(request("GET"), {})).status, 200);
   assert.equal((await endpoints.get.handle(request("GET"), params)).status, 200);
-  assert.equal((await endpoints.create.handle(request("POST", {}), {})).status, 201);
+  assert.equal((await endpoints.create.handle(request("POST", {}), {})).status, 204);
   assert.equal((await endpoints.update.handle(request("PATCH", {}), params)).status, 204);
   assert.equal((await endpoints.remove.handle(request("DELETE"), params)).status, 204);
   assert.deepEqual(seen, {

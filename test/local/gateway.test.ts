@@ -40,3 +40,29 @@ Deno.test("bodies pass in both directions whatever their size: the function judg
   assert.equal(tooLarge.status, 413);
   assert.equal((await readProblem(tooLarge)).type, "urn:pms:problem:payload-too-large");
 });
+
+// fetch refuses to send TRACE (a forbidden method), so the request is written by hand.
+async function rawRequest(method: string, path: string): Promise<{ status: number; headers: Map<string, string>; body: string }> {
+  const { hostname, port } = new URL(stack.apiUrl);
+  const connection = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    await connection.write(new TextEncoder().encode(`${method} ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`));
+    const text = new TextDecoder().decode(await new Response(connection.readable).arrayBuffer());
+    const [head = "", body = ""] = text.split("\r\n\r\n");
+    const [statusLine = "", ...lines] = head.split("\r\n");
+    const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+    return { status: Number(statusLine.split(" ")[1]), headers, body };
+  } catch (error) {
+    connection.close();
+    throw error;
+  }
+}
+
+Deno.test("TRACE, which nginx refuses by itself, reaches the function: a 405 problem with Allow", async () => {
+  const trace = await rawRequest("TRACE", "/functions/v1/api/v1/health");
+  assert.equal(trace.status, 405);
+  assert.equal(trace.headers.get("allow"), "GET");
+  assert.equal(trace.headers.get("content-type"), "application/problem+json");
+  assert.equal(JSON.parse(trace.body).type, "urn:pms:problem:method-not-allowed");
+  assert.equal((await rawRequest("TRACE", "/functions/v1/no-such-function/v1/health")).status, 404);
+});

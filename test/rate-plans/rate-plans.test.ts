@@ -4,22 +4,7 @@
 // checked against the served OpenAPI document.
 // (The tenant header, 401 and non-member 403 on every route are tested elsewhere, once.)
 import assert from "node:assert/strict";
-import {
-  addMember,
-  type Client,
-  client,
-  expectInvalid,
-  expectMinimal,
-  expectPaging,
-  expectProblem,
-  expectStatus,
-  listPage,
-  readBack,
-  readOne,
-  representation,
-  UNKNOWN_ID,
-  withFixture,
-} from "../support/api.ts";
+import { addMember, type Client, client, expectInvalid, expectMinimal, expectPaging, expectProblem, expectStatus, expectUnprocessable, listPage, readBack, readOne, representation, UNKNOWN_ID, withFixture } from "../support/api.ts";
 import {
   createGuest,
   createProperty,
@@ -81,13 +66,13 @@ Deno.test("POST /v1/rate-plans with return=representation: 201, the plan, a rela
     assert.deepEqual(body, created);
   }));
 
-Deno.test("POST /v1/rate-plans without Prefer: 201, no body, Location and ETag; the defaults are applied", () =>
+Deno.test("POST /v1/rate-plans without Prefer: 204, no body, Location and ETag; the defaults are applied", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("plan-create-min");
     const property = await createProperty(t.ownerClient);
     const body = { propertyId: property.id, name: "  Best available ", code: "BAR", currency: "EUR", nightlyPrice: 0 };
     const response = await t.ownerClient.post("/rate-plans", body);
-    const { location } = await expectMinimal("POST", RATE_PLANS, response, 201);
+    const { location } = await expectMinimal("POST", RATE_PLANS, response, 204);
     assert.doesNotMatch(location!, /^([a-z]+:|\/)/i, `a relative Location, got ${location}`);
     const { location: path, body: plan } = await readBack<RatePlan>(t.ownerClient, "/rate-plans", response, RATE_PLAN);
     assert.equal(path, `/rate-plans/${plan.id}`);
@@ -150,7 +135,7 @@ Deno.test("POST /v1/rate-plans: 400 for missing, unknown or invalid fields, and 
     assert.equal((await listPlans(t.ownerClient)).pagination.total, 0);
   }));
 
-Deno.test("POST /v1/rate-plans: the stay rules are 400 with the field's path; their edge cases are accepted", () =>
+Deno.test("POST /v1/rate-plans: the stay rules are 422 with the field's path; their edge cases are accepted", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("plan-rules");
     const property = await createProperty(t.ownerClient);
@@ -163,7 +148,7 @@ Deno.test("POST /v1/rate-plans: the stay rules are 400 with the field's path; th
     ];
     for (const [fields, path, message] of refused) {
       const response = await t.ownerClient.post("/rate-plans", { ...valid, code: "RULE", ...fields });
-      const problem = await expectProblem("POST", RATE_PLANS, response, 400, "validation");
+      const problem = await expectProblem("POST", RATE_PLANS, response, 422, "unprocessable");
       const error = problem.errors?.find((e) => e.path === path);
       assert.ok(error, `${JSON.stringify(fields)}: ${JSON.stringify(problem.errors)}`);
       assert.match(error.message, message);
@@ -402,7 +387,7 @@ Deno.test("PATCH /v1/rate-plans/{id}: a stale If-Match is 412 with the current E
     assert.equal((await readPlan(t.ownerClient, plan.id)).etag, matching.headers.get("etag"));
   }));
 
-Deno.test("PATCH /v1/rate-plans/{id}: 400 for an empty, unknown, immutable or invalid body and for the stay rules; nothing changes", () =>
+Deno.test("PATCH /v1/rate-plans/{id}: 400 for an empty, unknown, immutable or invalid body, 422 for the stay rules; nothing changes", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("plan-patch400");
     const property = await createProperty(t.ownerClient);
@@ -426,12 +411,17 @@ Deno.test("PATCH /v1/rate-plans/{id}: 400 for an empty, unknown, immutable or in
       [{ cancellationPolicy: "none" }, "cancellationPolicy"],
       [{ freeCancellationHours: 9000 }, "freeCancellationHours"],
       [{ active: "false" }, "active"],
-      // The stay rules, when the body gives both sides.
-      [{ minStay: 4, maxStay: 3 }, "maxStay"],
-      [{ cancellationPolicy: "non_refundable", freeCancellationHours: 12 }, "freeCancellationHours"],
     ];
     for (const [body, field] of cases) {
       await expectInvalid("PATCH", RATE_PLAN, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
+    }
+    // The stay rules, when the body gives both sides: the document takes each field, the
+    // rule between them is a 422.
+    for (const [body, field] of [
+      [{ minStay: 4, maxStay: 3 }, "maxStay"],
+      [{ cancellationPolicy: "non_refundable", freeCancellationHours: 12 }, "freeCancellationHours"],
+    ] as const) {
+      await expectUnprocessable("PATCH", RATE_PLAN, await t.ownerClient.patch(path, body), field, JSON.stringify(body));
     }
     await expectProblem("PATCH", RATE_PLAN, await t.ownerClient.patch(path), 400, "validation");
     assert.deepEqual(await readPlan(t.ownerClient, plan.id), before, "nothing changed");

@@ -897,13 +897,12 @@ export interface components {
             user: components["schemas"]["User"];
         };
         SignUp: {
-            /** Format: email */
             email: string;
+            /** @description At most 72 bytes in UTF-8 (a 422 beyond); how strong it must be is Supabase Auth's policy. */
             password: string;
             fullName?: string;
         };
         SignIn: {
-            /** Format: email */
             email: string;
             password: string;
         };
@@ -967,7 +966,6 @@ export interface components {
             updatedAt: string;
         };
         MemberAdd: {
-            /** Format: email */
             email: string;
             /**
              * @default staff
@@ -984,7 +982,11 @@ export interface components {
             id: string;
             name: string;
             timezone: string;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             addressLine1: string | null;
             addressLine2: string | null;
             city: string | null;
@@ -1016,7 +1018,11 @@ export interface components {
             phone?: string | null;
             checkInTime?: string;
             checkOutTime?: string;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
         };
         PropertyUpdate: {
             name?: string;
@@ -1081,7 +1087,11 @@ export interface components {
             propertyId: string;
             name: string;
             code: string;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /** @description An amount in the currency's minor units (cents). */
             nightlyPrice: number;
             minStay: number;
@@ -1113,7 +1123,11 @@ export interface components {
             active?: boolean;
             /** Format: uuid */
             propertyId: string;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
         };
         RatePlanUpdate: {
             name?: string;
@@ -1194,7 +1208,11 @@ export interface components {
             status: "pending" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
             /** @description An amount in the currency's minor units (cents). */
             totalAmount: number;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /** @description An amount in the currency's minor units (cents). */
             amountPaid: number;
             /** @description An amount in the currency's minor units (cents). */
@@ -1233,8 +1251,11 @@ export interface components {
             notes?: string | null;
             /** Format: uuid */
             propertyId: string;
-            /** @description Defaults to the rate plan's currency, else the property's. */
-            currency?: string;
+            /**
+             * @description Defaults to the rate plan's currency, else the property's.
+             * @enum {string}
+             */
+            currency?: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /**
              * @default pending
              * @enum {string}
@@ -1273,7 +1294,11 @@ export interface components {
             paymentLinkId: string | null;
             /** @description An amount in the currency's minor units (cents). */
             amount: number;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /** @enum {string} */
             method: "card" | "cash" | "bank_transfer" | "wallet" | "other";
             /** @enum {string} */
@@ -1290,8 +1315,11 @@ export interface components {
         PaymentCreate: {
             /** @description An amount in the currency's minor units (cents). */
             amount: number;
-            /** @description Must be the reservation's currency; defaults to it. */
-            currency?: string;
+            /**
+             * @description Must be the reservation's currency; defaults to it.
+             * @enum {string}
+             */
+            currency?: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /**
              * @default card
              * @enum {string}
@@ -1309,7 +1337,11 @@ export interface components {
             reservationId: string;
             /** @description An amount in the currency's minor units (cents). */
             amount: number;
-            currency: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /** @description The tenant's payment page for this link; null until the tenant sets paymentPageBaseUrl. */
             url: string | null;
             description: string | null;
@@ -1539,8 +1571,11 @@ export interface components {
         ExternalPaymentCreate: {
             /** @description An amount in the currency's minor units (cents). */
             amount: number;
-            /** @description The reservation's currency; any other is a 400. */
-            currency: string;
+            /**
+             * @description The reservation's currency; any other is a 422.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
             /** @enum {string} */
             method: "card" | "cash" | "bank_transfer" | "wallet" | "other";
             /** @description Your system's id for the payment, unique in the tenant: sending it again returns the first payment. */
@@ -1558,10 +1593,10 @@ export interface components {
         TenantId: string;
         /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
         IfMatch: string;
-        /** @description A key of your choosing, unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
+        /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
         IdempotencyKey: string;
-        /** @description return=representation answers with the resource instead of an empty body. */
-        Prefer: "return=minimal" | "return=representation";
+        /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+        Prefer: ("return=minimal" | "return=representation") | string;
     };
     requestBodies: never;
     headers: {
@@ -1729,7 +1764,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        type?: "urn:pms:problem:weak-password";
+                        type?: "urn:pms:problem:weak-password" | "urn:pms:problem:unprocessable";
                     };
                 };
             };
@@ -2079,9 +2114,7 @@ export interface operations {
     listMyTenants: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
             };
             header?: never;
@@ -2132,7 +2165,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -2144,7 +2177,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -2154,6 +2187,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Tenant"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -2362,7 +2404,7 @@ export interface operations {
             header?: {
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -2495,9 +2537,7 @@ export interface operations {
     listMembers: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
             };
             header?: never;
@@ -2574,7 +2614,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -2588,7 +2628,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Added. */
+            /** @description Added (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -2598,6 +2638,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Member"];
                 };
+            };
+            /** @description Added. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -2842,7 +2891,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -2964,9 +3013,7 @@ export interface operations {
     listProperties: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 status?: "active" | "archived";
             };
@@ -3035,7 +3082,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -3047,7 +3094,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -3057,6 +3104,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Property"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -3309,7 +3365,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -3454,9 +3510,7 @@ export interface operations {
     listUnits: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 propertyId?: string;
                 status?: string;
@@ -3526,7 +3580,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -3538,7 +3592,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -3548,6 +3602,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Unit"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -3800,7 +3863,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -3945,9 +4008,7 @@ export interface operations {
     listRatePlans: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 propertyId?: string;
                 active?: "true" | "false";
@@ -4017,7 +4078,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -4029,7 +4090,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -4039,6 +4100,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RatePlan"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -4291,7 +4361,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -4436,9 +4506,7 @@ export interface operations {
     listGuests: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 /** @description Part of the first name, last name or email, in any case. */
                 q?: string;
@@ -4510,7 +4578,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -4522,7 +4590,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -4532,6 +4600,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Guest"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -4772,7 +4849,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -4905,9 +4982,7 @@ export interface operations {
     listReservations: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 status?: string;
                 propertyId?: string;
@@ -4985,7 +5060,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -4997,7 +5072,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -5007,6 +5082,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Reservation"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -5259,7 +5343,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5407,7 +5491,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5515,7 +5599,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5623,7 +5707,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5731,7 +5815,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5839,7 +5923,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -5960,9 +6044,7 @@ export interface operations {
     listPayments: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 reservationId?: string;
                 source?: string;
@@ -6106,7 +6188,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6120,7 +6202,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created; the body only with Prefer: return=representation. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -6130,6 +6212,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Payment"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -6232,9 +6323,7 @@ export interface operations {
     listPaymentLinks: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 reservationId?: string;
                 status?: string;
@@ -6378,7 +6467,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6392,7 +6481,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created; the body only with Prefer: return=representation. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -6402,6 +6491,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -6507,7 +6605,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6600,9 +6698,7 @@ export interface operations {
     listAccessCodes: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
             };
             header: {
@@ -6684,7 +6780,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6698,7 +6794,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created; the body only with Prefer: return=representation. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -6708,6 +6804,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AccessCode"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -6888,7 +6993,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -6982,9 +7087,7 @@ export interface operations {
     listTasks: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 status?: string;
                 propertyId?: string;
@@ -7060,7 +7163,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -7072,7 +7175,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created. */
+            /** @description Created (Prefer: return=representation). */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -7082,6 +7185,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Task"];
                 };
+            };
+            /** @description Created. The body is empty; Location names the new resource. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {
@@ -7310,7 +7422,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -7460,7 +7572,7 @@ export interface operations {
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path: {
@@ -7593,9 +7705,7 @@ export interface operations {
     listNotifications: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 status?: string;
                 templateKey?: string;
@@ -7737,9 +7847,7 @@ export interface operations {
     listNotificationPreferences: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100; all of them by default. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
             };
             header: {
@@ -7807,7 +7915,7 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
             };
             path?: never;
@@ -7902,9 +8010,7 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 propertyId?: string;
                 status?: string;
@@ -8216,9 +8322,7 @@ export interface operations {
     listExternalReservations: {
         parameters: {
             query?: {
-                /** @description Items per page, 1 to 100. */
                 limit?: number;
-                /** @description Items to skip. */
                 offset?: number;
                 status?: string;
                 /** @description Stays that include a night on or after this date. */
@@ -8335,9 +8439,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description return=representation answers with the resource instead of an empty body. */
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
-                /** @description A key of your choosing, unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {

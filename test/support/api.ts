@@ -108,7 +108,7 @@ export async function expectProblem(
 }
 
 // A write without Prefer: the status, no body, and the headers that stand for the body.
-export async function expectMinimal(method: string, pathTemplate: string, response: Response, status: 201 | 204) {
+export async function expectMinimal(method: string, pathTemplate: string, response: Response, status: 204) {
   assert.equal(await expectStatus(method, pathTemplate, response, status), undefined);
   assert.equal(await response.clone().text(), "");
   const etag = response.headers.get("etag");
@@ -126,6 +126,20 @@ export async function expectInvalid(
   label = "",
 ): Promise<Problem> {
   const problem = await expectProblem(method, pathTemplate, response, 400, "validation");
+  assert.ok(problem.errors?.some((error) => error.path === field), `${label}: no error at ${field} in ${JSON.stringify(problem.errors)}`);
+  return problem;
+}
+
+// A 422 unprocessable problem: the request matches the document and breaks a rule it
+// states in words; one of its errors names `field`.
+export async function expectUnprocessable(
+  method: string,
+  pathTemplate: string,
+  response: Response,
+  field: string,
+  label = "",
+): Promise<Problem> {
+  const problem = await expectProblem(method, pathTemplate, response, 422, "unprocessable");
   assert.ok(problem.errors?.some((error) => error.path === field), `${label}: no error at ${field} in ${JSON.stringify(problem.errors)}`);
   return problem;
 }

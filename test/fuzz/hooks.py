@@ -1,0 +1,21 @@
+# Loaded by Schemathesis before it runs (`hooks` in test/fuzz/schemathesis.toml).
+#
+# CPython 3.11 releases before 3.11.8 (this machine's Python among them) can fail to parse
+# a large module with "SystemError: AST constructor recursion depth mismatch", depending
+# on how deep the stack is when ast.parse runs. Hypothesis parses a lambda's module only to
+# describe the lambda in a strategy's repr, which Schemathesis builds as it generates
+# cases; the error then aborts that operation's tests. The description is for display
+# only, so where the parse fails the lambda is described as "lambda" and the run goes on.
+from hypothesis.internal import lambda_sources
+
+_describe = lambda_sources.lambda_description
+
+
+def _lambda_description(f):
+    try:
+        return _describe(f)
+    except SystemError:
+        return "lambda"
+
+
+lambda_sources.lambda_description = _lambda_description

@@ -1,0 +1,62 @@
+// The data the fuzzer (scripts/fuzz.sh) works in: a tenant of its own, with a property,
+// a unit, a rate plan, a guest, reservations in every open status, an access code, a
+// payment link, a task and an API key for the property, and two users: the tenant's
+// owner, who only sets it up, and the admin the fuzzer signs in as. An admin may do
+// everything a manager does except delete the tenant or change its owner, so nothing the
+// fuzzer sends can take away the ground it stands on.
+//
+// Writes the ids as libFuzzer dictionaries the fuzzer draws from for ids in paths and
+// bodies (test/fuzz/schemathesis.toml), so its requests reach real records as well as
+// random ones. Prints the values its requests carry, as shell assignments.
+//   setup.ts DICTIONARY_DIR
+import { addMember, client, createTenantAs, expectStatus, representation, type Schemas } from "../support/api.ts";
+import { addDays, createStay, reservationIn } from "../support/domain.ts";
+import { issueApiKey } from "../support/integration.ts";
+import { createUser } from "../support/session.ts";
+
+const [dictionaries] = Deno.args;
+if (!dictionaries) throw new Error("usage: setup.ts DICTIONARY_DIR");
+
+const owner = await createUser("fuzz-owner");
+const admin = await createUser("fuzz-admin");
+const { tenantId } = await createTenantAs(owner, "fuzz");
+const asOwner = client(owner, tenantId);
+await addMember(asOwner, admin, "admin");
+const stay = await createStay(asOwner, { status: "confirmed" });
+const place = { propertyId: stay.property.id, unitId: stay.unit.id, guestId: stay.guest.id, ratePlanId: stay.ratePlan.id };
+const start = addDays(stay.reservation.checkOut, 1);
+const reservations = [stay.reservation];
+for (const [index, status] of (["pending", "confirmed", "checked_in"] as const).entries()) {
+  reservations.push(await reservationIn(asOwner, place, status, addDays(start, 4 * index)));
+}
+const code = await expectStatus<Schemas["AccessCode"]>("POST", "/v1/reservations/{id}/access-codes",
+  await asOwner.post(`/reservations/${stay.reservation.id}/access-codes`, {}, representation), 201);
+const link = await expectStatus<Schemas["PaymentLink"]>("POST", "/v1/reservations/{id}/payment-link",
+  await asOwner.post(`/reservations/${stay.reservation.id}/payment-link`, {}, representation), 201);
+const task = await expectStatus<Schemas["Task"]>("POST", "/v1/tasks",
+  await asOwner.post("/tasks", { propertyId: place.propertyId, unitId: place.unitId, type: "cleaning", title: "Turn the room" }, representation), 201);
+const key = await issueApiKey(asOwner, stay.property.id);
+
+const ids: Record<string, string[]> = {
+  properties: [place.propertyId],
+  units: [place.unitId],
+  "rate-plans": [stay.ratePlan.id],
+  guests: [place.guestId],
+  reservations: reservations.map((reservation) => reservation.id),
+  "access-codes": [code.id],
+  "payment-links": [link.id],
+  tasks: [task.id],
+  users: [owner.id, admin.id],
+};
+ids.all = Object.values(ids).flat();
+await Deno.mkdir(dictionaries, { recursive: true });
+for (const [name, values] of Object.entries(ids)) {
+  await Deno.writeTextFile(`${dictionaries}/${name}.dict`, values.map((value) => `"${value}"\n`).join(""));
+}
+
+const values = {
+  FUZZ_TOKEN: admin.token,
+  FUZZ_TENANT_ID: tenantId,
+  FUZZ_API_KEY: key.secret,
+};
+for (const [name, value] of Object.entries(values)) console.log(`${name}=${value}`);
