@@ -11,8 +11,11 @@ export const idParams = z.strictObject({ id });
 //   lie within -12:00 and +14:00);
 // - at most nine digits of fractional seconds: Postgres keeps six and refuses a long tail;
 // - a real calendar day, February 29 in leap years only, as zod's own pattern checks it.
-// An instant the API answers (timestamp) is in UTC, so one given near the ends of the range
-// with an offset may fall on the other side of a year's end, in 1899 or 3000.
+// They carry the pattern alone, no `format`: the pattern is the whole rule, and a generator
+// that drew from the format (a fuzzer's, years 1 to 9999) would throw nearly nine draws in
+// ten away. An instant the API answers (timestamp) is in UTC, with its format, so one given
+// near the ends of the range with an offset may fall on the other side of a year's end, in
+// 1899 or 3000; a date it answers (answeredDate, below) is one it took.
 const acceptedYears = "(?:19\\d\\d|2\\d\\d\\d)";
 const answeredYears = "(?:1899|19\\d\\d|2\\d\\d\\d|3000)";
 // The leap years of 1899 to 3000: every fourth, but not 1900, 2100, 2200, 2300, 2500, ...
@@ -20,15 +23,16 @@ const leapYears = "(?:(?:19|2\\d)(?:0[48]|[2468][048]|[13579][26])|2[048]00)";
 const dayOf = (years: string) =>
   `(?:${leapYears}-02-29|${years}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8])))`;
 const timeOfDay = "(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?";
-export const timestampInput = z.stringFormat(
-  "date-time",
-  new RegExp(`^${dayOf(acceptedYears)}T${timeOfDay}(?:Z|[+-](?:0\\d|1[0-5]):[0-5]\\d)$`),
-  { error: "An RFC 3339 date-time from 1900 to 2999, with Z or an offset up to 15:59, like 2027-03-01T15:00:00+01:00." },
-);
+const acceptedDay = new RegExp(`^${dayOf(acceptedYears)}$`);
+export const timestampInput = z.string()
+  .regex(
+    new RegExp(`^${dayOf(acceptedYears)}T${timeOfDay}(?:Z|[+-](?:0\\d|1[0-5]):[0-5]\\d)$`),
+    "An RFC 3339 date-time from 1900 to 2999, with Z or an offset up to 15:59, like 2027-03-01T15:00:00+01:00.",
+  )
+  .meta({ description: "An RFC 3339 date-time from 1900 to 2999, with Z or an offset from -15:59 to +15:59." });
 export const timestamp = z.stringFormat("date-time", new RegExp(`^${dayOf(answeredYears)}T${timeOfDay}(?:Z|\\+00:00)$`));
-export const isoDate = z.stringFormat("date", new RegExp(`^${dayOf(acceptedYears)}$`), {
-  error: "A date YYYY-MM-DD from 1900 to 2999, like 2027-03-01.",
-});
+export const isoDate = z.string().regex(acceptedDay, "A date YYYY-MM-DD from 1900 to 2999, like 2027-03-01.")
+  .meta({ description: "A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31." });
 // The ISO 4217 codes the database accepts (private.is_iso_currency; test/http/currencies.test.ts
 // holds the two lists equal), so the document lists exactly the currencies a request may use.
 export const isoCurrencies = [
@@ -72,6 +76,9 @@ export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5]
 
 // The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
 export const MAX_NIGHTLY_PRICE = 1_000_000_000;
+
+// A date the API answers: one a request gave (isoDate), with its format.
+export const answeredDate = z.stringFormat("date", acceptedDay);
 
 export const problem = z.object({
   type: z.string(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, domainRule, id, isoDate, minorUnits, oneOrMany, patchOf, text, timestamp, timestampInput } from "../http/schemas.ts";
+import { answeredDate, currency, domainRule, id, isoDate, minorUnits, oneOrMany, patchOf, text, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const reservationStatuses = ["pending", "confirmed", "checked_in", "checked_out", "cancelled", "no_show"] as const;
 export const reservationSources = ["direct", "phone", "email", "walk_in", "website", "channel_manager", "ota", "other"] as const;
@@ -52,8 +52,8 @@ export const reservation = z.object({
   guestId: id,
   ratePlanId: id.nullable(),
   confirmationCode: z.string(),
-  checkIn: isoDate,
-  checkOut: isoDate,
+  checkIn: answeredDate,
+  checkOut: answeredDate,
   adults: z.number().int(),
   children: z.number().int(),
   status: z.enum(reservationStatuses),

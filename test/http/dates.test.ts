@@ -4,6 +4,8 @@
 // refuses offsets of 16 hours and more and the year 0, and would answer a 500. What the
 // API answers is in UTC, where an instant near the ends of the range may fall in 1899 or 3000.
 import assert from "node:assert/strict";
+import { z } from "zod";
+import { isoDate, timestampInput } from "../../src/http/schemas.ts";
 import { type Client, expectInvalid, expectStatus, type Page, representation, type Schemas, withFixture } from "../support/api.ts";
 import { apiDocument } from "../support/api-document.ts";
 import { addDays, createGuest, createProperty, createRatePlan, createStay, createUnit, type Reservation, type Stay, stepReservation } from "../support/domain.ts";
@@ -106,13 +108,27 @@ function cases({ stay, key, task, api }: Place): Case[] {
 
 type JsonSchema = Record<string, unknown>;
 
-// The formats a schema (or one of its alternatives) declares, following $refs into the components.
-function formatsOf(document: OpenApiDocument, schema: JsonSchema | undefined): string[] {
+// How the document marks a date or date-time a request takes: the pattern of the shared shape.
+// Anything else with a date or date-time format escaped the shared shapes and shows as such.
+function kindOf(schema: JsonSchema): string | undefined {
+  if (schema.pattern === requestPatterns.dateTime) return "date-time";
+  if (schema.pattern === requestPatterns.date) return "date";
+  if (schema.format === "date" || schema.format === "date-time") return `format ${schema.format}, pattern ${schema.pattern}`;
+  return undefined;
+}
+
+const requestPatterns = {
+  dateTime: (z.toJSONSchema(timestampInput) as JsonSchema).pattern,
+  date: (z.toJSONSchema(isoDate) as JsonSchema).pattern,
+};
+
+// The kinds a schema (or one of its alternatives) is, following $refs into the components.
+function kindsOf(document: OpenApiDocument, schema: JsonSchema | undefined): string[] {
   if (!schema) return [];
-  if (typeof schema.$ref === "string") return formatsOf(document, document.components.schemas[schema.$ref.split("/").pop()!]);
-  const own = typeof schema.format === "string" ? [schema.format] : [];
+  if (typeof schema.$ref === "string") return kindsOf(document, document.components.schemas[schema.$ref.split("/").pop()!]);
+  const own = kindOf(schema);
   const alternatives = [...(schema.anyOf as JsonSchema[] ?? []), ...(schema.oneOf as JsonSchema[] ?? []), ...(schema.allOf as JsonSchema[] ?? [])];
-  return [...own, ...alternatives.flatMap((alternative) => formatsOf(document, alternative))];
+  return [...(own ? [own] : []), ...alternatives.flatMap((alternative) => kindsOf(document, alternative))];
 }
 
 function propertiesOf(document: OpenApiDocument, schema: JsonSchema | undefined): Record<string, JsonSchema> {
@@ -129,15 +145,11 @@ function datesTheDocumentTakes(document: OpenApiDocument): string[] {
     for (const [method, operation] of Object.entries(operations)) {
       const op = operation as { parameters?: JsonSchema[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } };
       for (const parameter of op.parameters ?? []) {
-        for (const format of formatsOf(document, parameter.schema as JsonSchema)) {
-          if (format === "date" || format === "date-time") found.push(`${method.toUpperCase()} ${path} ${parameter.name} ${format}`);
-        }
+        for (const kind of kindsOf(document, parameter.schema as JsonSchema)) found.push(`${method.toUpperCase()} ${path} ${parameter.name} ${kind}`);
       }
       const body = op.requestBody?.content?.["application/json"]?.schema;
       for (const [field, schema] of Object.entries(propertiesOf(document, body))) {
-        for (const format of formatsOf(document, schema)) {
-          if (format === "date" || format === "date-time") found.push(`${method.toUpperCase()} ${path} ${field} ${format}`);
-        }
+        for (const kind of kindsOf(document, schema)) found.push(`${method.toUpperCase()} ${path} ${field} ${kind}`);
       }
     }
   }

@@ -1237,9 +1237,9 @@ export interface components {
             /** Format: uuid */
             guestId: string;
             ratePlanId?: string | null;
-            /** Format: date */
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
             checkIn: string;
-            /** Format: date */
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
             checkOut: string;
             /** @default 1 */
             adults: number;
@@ -1272,9 +1272,9 @@ export interface components {
             /** Format: uuid */
             guestId?: string;
             ratePlanId?: string | null;
-            /** Format: date */
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
             checkIn?: string;
-            /** Format: date */
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
             checkOut?: string;
             adults?: number;
             children?: number;
@@ -1326,7 +1326,7 @@ export interface components {
              */
             method: "card" | "cash" | "bank_transfer" | "wallet" | "other";
             externalReference?: string;
-            /** Format: date-time */
+            /** @description An RFC 3339 date-time from 1900 to 2999, with Z or an offset from -15:59 to +15:59. */
             receivedAt?: string;
             notes?: string;
         };
@@ -1360,10 +1360,7 @@ export interface components {
             /** @description Defaults to the reservation's balance. */
             amount?: number;
             description?: string;
-            /**
-             * Format: date-time
-             * @description Defaults to seven days from now.
-             */
+            /** @description Defaults to seven days from now. */
             expiresAt?: string;
         };
         AccessCode: {
@@ -1389,15 +1386,9 @@ export interface components {
         AccessCodeCreate: {
             /** @description Defaults to six random digits. */
             code?: string;
-            /**
-             * Format: date-time
-             * @description Defaults to check-in time on arrival day, in the property's timezone.
-             */
+            /** @description Defaults to check-in time on arrival day, in the property's timezone. */
             validFrom?: string;
-            /**
-             * Format: date-time
-             * @description Defaults to check-out time on departure day.
-             */
+            /** @description Defaults to check-out time on departure day. */
             validUntil?: string;
         };
         Task: {
@@ -1562,10 +1553,7 @@ export interface components {
              * @description The one property the key acts for.
              */
             propertyId: string;
-            /**
-             * Format: date-time
-             * @description When the key stops working; it never expires without one.
-             */
+            /** @description When the key stops working; it never expires without one. */
             expiresAt?: string;
         };
         ExternalPaymentCreate: {
@@ -1580,10 +1568,7 @@ export interface components {
             method: "card" | "cash" | "bank_transfer" | "wallet" | "other";
             /** @description Your system's id for the payment, unique in the tenant: sending it again returns the first payment. */
             externalReference: string;
-            /**
-             * Format: date-time
-             * @description Defaults to now.
-             */
+            /** @description Defaults to now. */
             receivedAt?: string;
         };
     };
