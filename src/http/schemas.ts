@@ -20,7 +20,7 @@ export const isoCurrencies = [
   "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG",
   "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
 ] as const;
-export const currency = z.enum(isoCurrencies).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
+export const currency = z.enum(isoCurrencies, { error: "An ISO 4217 currency code in capitals, like EUR." }).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
 export const minorUnits = z.number().int().meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
 // The address pattern the server checks, and only it: JSON Schema's `email` format is a
