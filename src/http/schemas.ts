@@ -48,7 +48,7 @@ export const isoCurrencies = [
   "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG",
   "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
 ] as const;
-export const currency = z.enum(isoCurrencies).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
+export const currency = z.enum(isoCurrencies, { error: "An ISO 4217 currency code in capitals, like EUR." }).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
 // Amounts are bigint minor units in Postgres, and clients read them as numbers, exact only up
 // to 2^53 - 1. A single amount (a total, a payment, a payment link) is at most MAX_AMOUNT,
 // 10^12 (ten billion in a currency of cents); a nightly price at most MAX_NIGHTLY_PRICE, so
