@@ -45,7 +45,6 @@ if ! setup=$(node_modules/.bin/deno run --quiet --config deno.json --allow-net=1
   exit 1
 fi
 eval "$setup"
-. <(grep -E '^API_URL=' .stack/stack.env)
 base="$API_URL/functions/v1/api"
 
 passed=0

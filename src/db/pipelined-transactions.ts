@@ -162,24 +162,22 @@ class BeginWithFirstStatement implements Driver {
     pipelined.beginPending = true;
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    const pipelined = connection as PipelinedBegin;
-    pipelined.prelude = null;
-    if (pipelined.beginPending) {
-      pipelined.beginPending = false;
-      return;
-    }
-    await this.driver.commitTransaction(pipelined);
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.end(connection as PipelinedBegin, (pipelined) => this.driver.commitTransaction(pipelined));
   }
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    const pipelined = connection as PipelinedBegin;
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.end(connection as PipelinedBegin, (pipelined) => this.driver.rollbackTransaction(pipelined));
+  }
+
+  // A transaction whose BEGIN was never sent has nothing to commit or roll back.
+  private async end(pipelined: PipelinedBegin, finish: (connection: PipelinedBegin) => Promise<void>): Promise<void> {
     pipelined.prelude = null;
     if (pipelined.beginPending) {
       pipelined.beginPending = false;
       return;
     }
-    await this.driver.rollbackTransaction(pipelined);
+    await finish(pipelined);
   }
 
   // Savepoints are statements on the connection: a pending BEGIN goes with the first.

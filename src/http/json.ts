@@ -117,15 +117,12 @@ export async function readJson<Schema extends z.ZodType>(
   refuseNul(value, "The request body's values");
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
+    const errors = fieldErrors(parsed.error);
     // Only a body that matches the document and breaks a rule between its fields is a 422.
     if (parsed.error.issues.every(isDomainRuleIssue)) {
-      throw new HttpError("unprocessable", parsed.error.issues.map((issue) => issue.message).join(" "), {
-        errors: fieldErrors(parsed.error),
-      });
+      throw new HttpError("unprocessable", parsed.error.issues.map((issue) => issue.message).join(" "), { errors });
     }
-    throw new HttpError("validation", "The request body does not match the expected shape.", {
-      errors: fieldErrors(parsed.error),
-    });
+    throw new HttpError("validation", "The request body does not match the expected shape.", { errors });
   }
   return parsed.data;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Endpoint } from "./endpoint.ts";
+import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { type ProblemKind, problemTypes, problemTypeUri } from "./problem.ts";
 import { problem } from "./schemas.ts";
 
@@ -161,23 +161,33 @@ function itemPath(endpoints: Endpoint[], path: string): string | undefined {
 // OpenAPI links from a response that names a resource to the operations on it, so a client
 // (or a fuzzer) can follow a create to its read, update, actions and delete. `from` is the
 // JSON pointer of the id in the response body.
+// A target's path starts with the resource's, so the resource's id is the parameter at the
+// same place in both; any other parameter must be one the source's own path has.
 function linksTo(endpoints: Endpoint[], source: Endpoint, resourcePath: string, from: string) {
-  const idParam = pathParams(resourcePath).at(-1)!;
+  const idIndex = pathParams(resourcePath).length - 1;
   const known = new Set(pathParams(source.path));
   const links: Record<string, unknown> = {};
   for (const target of endpoints) {
     if (target === source || (target.path !== resourcePath && !target.path.startsWith(`${resourcePath}/`))) continue;
-    const parameters: Record<string, string> = {};
-    let complete = true;
-    for (const name of pathParams(target.path)) {
-      if (name === idParam && pathParams(target.path).indexOf(name) === pathParams(resourcePath).length - 1) {
-        parameters[name] = `$response.body#${from}`;
-      } else if (known.has(name)) parameters[name] = `$request.path.${name}`;
-      else complete = false;
-    }
-    if (complete) links[target.operationId] = { operationId: target.operationId, parameters };
+    const names = pathParams(target.path);
+    if (names.some((name, index) => index !== idIndex && !known.has(name))) continue;
+    const parameters = Object.fromEntries(
+      names.map((name, index) => [name, index === idIndex ? `$response.body#${from}` : `$request.path.${name}`]),
+    );
+    links[target.operationId] = { operationId: target.operationId, parameters };
   }
   return links;
+}
+
+// A create's 201 links to what it created; a list's 200 to its first item.
+function linksOf(endpoints: Endpoint[], endpoint: Endpoint, success: SuccessDoc): Record<string, unknown> {
+  const target = endpoint.resourceAt?.path ?? itemPath(endpoints, endpoint.path);
+  if (!target || !success.schema) return {};
+  const idField = endpoint.resourceAt?.idField ?? "id";
+  if (endpoint.method === "POST" && success.status === 201) return linksTo(endpoints, endpoint, target, `/${idField}`);
+  const isList = endpoint.method === "GET" && success.status === 200 && success.schema instanceof z.ZodObject &&
+    "data" in success.schema.shape && !pathParams(endpoint.path).includes(pathParams(target).at(-1)!);
+  return isList ? linksTo(endpoints, endpoint, target, `/data/0/${idField}`) : {};
 }
 
 export function buildOpenApi(endpoints: Endpoint[], info: { title: string; version: string; description: string }) {
@@ -192,17 +202,7 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
   for (const endpoint of endpoints) {
     const responses: Record<string, unknown> = {};
     for (const success of endpoint.success) {
-      let links: Record<string, unknown> = {};
-      if (success.schema && endpoint.method === "POST" && success.status === 201) {
-        const target = endpoint.resourceAt?.path ?? itemPath(endpoints, endpoint.path);
-        if (target) links = linksTo(endpoints, endpoint, target, `/${endpoint.resourceAt?.idField ?? "id"}`);
-      } else if (success.schema && endpoint.method === "GET" && success.status === 200) {
-        const target = endpoint.resourceAt?.path ?? itemPath(endpoints, endpoint.path);
-        if (target && !pathParams(endpoint.path).includes(pathParams(target).at(-1)!) && success.schema instanceof z.ZodObject &&
-          "data" in success.schema.shape) {
-          links = linksTo(endpoints, endpoint, target, `/data/0/${endpoint.resourceAt?.idField ?? "id"}`);
-        }
-      }
+      const links = linksOf(endpoints, endpoint, success);
       responses[String(success.status)] = {
         description: success.description,
         ...(Object.keys(links).length > 0 ? { links } : {}),

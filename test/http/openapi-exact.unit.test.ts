@@ -6,7 +6,7 @@ import { z } from "zod";
 import { createReservationBody } from "../../src/reservations/schema.ts";
 import { readJson } from "../../src/http/json.ts";
 import { HttpError } from "../../src/http/problem.ts";
-import { emailPattern, oneOrMany } from "../../src/http/schemas.ts";
+import { emailPattern, oneOrMany, patchOf } from "../../src/http/schemas.ts";
 import { idempotencyKeyOf } from "../../src/external/idempotency.ts";
 import { apiDocument } from "../support/api-document.ts";
 
@@ -90,7 +90,7 @@ Deno.test("every PATCH body asks for at least one property, as the server does",
     assert.ok(schema.minProperties === 1 || (Array.isArray(schema.required) && schema.required.length > 0), `PATCH ${path}`);
   }
   const empty = new Request("http://x/", { method: "PATCH", body: "{}", headers: { "content-type": "application/json" } });
-  await assert.rejects(readJson(empty, z.strictObject({ a: z.string() }).partial().refine((b) => Object.keys(b).length > 0)));
+  await assert.rejects(readJson(empty, patchOf({ a: z.string() })));
 });
 
 Deno.test("a comma-separated filter's pattern accepts exactly what the server parses", () => {
