@@ -9,6 +9,7 @@
 #   stack.sh status   print the status block
 #   stack.sh clean    stop, then remove everything the stack made for this checkout
 #                     (the Auth binary's cache, shared between checkouts, stays)
+#   stack.sh db stop|start   only the Postgres cluster (the fault tests restart it)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -606,6 +607,17 @@ clean() {
   [ "$PG_HOME" = "$STATE" ] || rm -rf "$PG_HOME"
 }
 
+# The cluster alone, for the fault tests: `db stop` shuts it down (fast: open sessions are
+# ended), `db start` brings it back on its port.
+db() {
+  [ -f "$PGDATA_DIR/PG_VERSION" ] || die "no cluster in $PGDATA_DIR: run stack.sh up first"
+  case "${1:-}" in
+    stop) as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null ;;
+    start) as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$(readlink -f "$LOGS/postgres.log")" -o "-p $DB_PORT" -w -t 60 start >/dev/null ;;
+    *) die "usage: stack.sh db stop|start" ;;
+  esac
+}
+
 # Sourced (scripts/schema-compare.sh does), the script only defines its settings and
 # functions.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
@@ -617,5 +629,6 @@ case "${1:-up}" in
   reset) reset ;;
   status) print_status ;;
   scheduler) scheduler "${2:-}" ;;
-  *) die "usage: stack.sh up|stop|reset|status|clean|scheduler on|off" ;;
+  db) db "${2:-}" ;;
+  *) die "usage: stack.sh up|stop|reset|status|clean|scheduler on|off|db stop|start" ;;
 esac

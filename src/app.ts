@@ -5,7 +5,7 @@ import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
 import type { DB } from "./db/database.ts";
-import type { Sql } from "./db/pool.ts";
+import type { RenewablePool } from "./db/pool.ts";
 import { docsEndpoints } from "./docs/handlers.ts";
 import { externalEndpoints } from "./external/handlers.ts";
 import { createIntegrationScope } from "./external/integration-scope.ts";
@@ -24,7 +24,8 @@ import { createRequestScope } from "./tenancy/request-scope.ts";
 import { unitEndpoints } from "./units/handlers.ts";
 
 export type ApiDependencies = {
-  sql: Sql;
+  // The pool `db` runs on, for the health check's own statement.
+  pool: RenewablePool;
   db: Kysely<DB>;
   identity: IdentityProvider;
   verifyAccessToken: AccessTokenVerifier;

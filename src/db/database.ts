@@ -1,8 +1,9 @@
 import { type ColumnType, Kysely } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
+import { guardingLostConnections } from "./connection-loss.ts";
 import type { Database } from "./database.types.ts";
 import { pipelined } from "./pipelined-transactions.ts";
-import { parsesAsGeneratedTypes, type Sql } from "./pool.ts";
+import { fixedPool, parsesAsGeneratedTypes, type RenewablePool, type Sql } from "./pool.ts";
 
 type Schema = Database["public"];
 type Relations = Schema["Tables"] & Schema["Views"];
@@ -36,15 +37,19 @@ export type DB = { [Name in keyof Relations & string]: Table<Relations[Name]> };
 // Destroying the returned Kysely ends `sql` as well: the dialect owns the pool it is handed.
 // Its transactions are pipelined (src/db/pipelined-transactions.ts): BEGIN goes with the
 // first statement, and a read's statements can each run in a transaction of their own.
-export function createDb(sql: Sql): Kysely<DB> {
-  if (!parsesAsGeneratedTypes(sql)) {
+// Nothing is sent on a connection whose session ended (src/db/connection-loss.ts).
+// Given a RenewablePool, the Kysely follows it to each new pool.
+export function createDb(pool: Sql | RenewablePool): Kysely<DB> {
+  const renewable = "renew" in pool ? pool : fixedPool(pool);
+  if (!parsesAsGeneratedTypes(renewable.current)) {
     throw new TypeError("createDb needs a pool from createPool(url, { generatedTypes: true }), or rows would not match DB");
   }
-  const dialect = new PostgresJSDialect({ postgres: sql });
+  const dialect = new PostgresJSDialect({ postgres: renewable.current });
   return new Kysely<DB>({
     dialect: {
       createAdapter: () => dialect.createAdapter(),
-      createDriver: () => pipelined(dialect.createDriver()),
+      createDriver: () =>
+        pipelined(guardingLostConnections(renewable, (sql) => new PostgresJSDialect({ postgres: sql }).createDriver())),
       createIntrospector: (db) => dialect.createIntrospector(db),
       createQueryCompiler: () => dialect.createQueryCompiler(),
     },

@@ -1,5 +1,6 @@
 import { type FieldError, HttpError, type ProblemKind } from "../http/problem.ts";
 import { MAX_AMOUNT, MAX_NIGHTLY_PRICE } from "../http/schemas.ts";
+import { isDatabaseUnavailable } from "./connection-loss.ts";
 
 // What a refused statement means to a client. The database enforces the rules and names
 // the one that refused: a constraint's own name, or, for a rule a trigger or function
@@ -161,8 +162,26 @@ export function deleteRefusal(error: unknown, collection: string): HttpError | n
   });
 }
 
+// How long a client waits before retrying when the database is away: a restart or a
+// failover takes seconds.
+const DATABASE_RETRY_AFTER_SECONDS = "2";
+
 export function httpErrorFromDatabase(error: unknown): HttpError | null {
+  if (isDatabaseUnavailable(error)) {
+    return new HttpError("service-unavailable", "The database cannot be reached right now. Try again shortly.", {
+      headers: { "retry-after": DATABASE_RETRY_AFTER_SECONDS },
+    });
+  }
   if (!isDatabaseError(error)) return null;
+  // The role's statement_timeout cut the request's statement (supabase/migrations: the
+  // per-role settings); what the request asked for did not finish in time.
+  if (error.code === "57014") {
+    return new HttpError(
+      "service-unavailable",
+      "The request took longer than the database allows one request to run (statement timeout) and was stopped; nothing of it was saved.",
+      { headers: { "retry-after": DATABASE_RETRY_AFTER_SECONDS } },
+    );
+  }
   const rule = error.constraint_name ? rules[error.constraint_name] : undefined;
   const problem = rule?.problem ?? byCode[error.code];
   if (!problem) return null;

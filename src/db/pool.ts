@@ -73,3 +73,35 @@ export function createPool(url: string, options: PoolOptions = {}): Sql {
   };
   return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);
 }
+
+// The entrypoint's pool, replaced by a new one when the database went away under it.
+// After a lost connection postgres.js can keep a connection it reconnects from ever
+// sending its startup message (a write left pending at the close stays queued), so a pool
+// that lost connections is ended rather than trusted to heal (src/db/connection-loss.ts).
+export type RenewablePool = {
+  readonly current: Sql;
+  // `broken` is the pool the failure came from: a failure reported late, from a pool
+  // already replaced, replaces nothing.
+  renew(broken: Sql): void;
+};
+
+export function renewablePool(open: () => Sql): RenewablePool {
+  let current = open();
+  return {
+    get current() {
+      return current;
+    },
+    renew(broken) {
+      if (broken !== current) return;
+      current = open();
+      // No grace period: whatever still waits on the old pool's connections is settled
+      // with an error now rather than left to hang.
+      broken.end({ timeout: 0 }).catch(() => {});
+    },
+  };
+}
+
+// A pool that is never replaced, for code handed a plain pool.
+export function fixedPool(sql: Sql): RenewablePool {
+  return { current: sql, renew() {} };
+}

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { IdentityProvider } from "../auth/identity-provider.ts";
-import type { Sql } from "../db/pool.ts";
+import { poisonsPool } from "../db/connection-loss.ts";
+import type { RenewablePool } from "../db/pool.ts";
 import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
 import { json } from "../http/json.ts";
 import { PROBLEM_CONTENT_TYPE, problemTypeUri } from "../http/problem.ts";
@@ -9,16 +10,18 @@ type CheckState = "ok" | "unreachable";
 
 const checks = z.object({ database: z.enum(["ok", "unreachable"]), auth: z.enum(["ok", "unreachable"]) });
 
-async function databaseState(sql: Sql): Promise<CheckState> {
+async function databaseState(pool: RenewablePool): Promise<CheckState> {
+  const sql = pool.current;
   try {
     await sql`select 1`;
     return "ok";
-  } catch {
+  } catch (error) {
+    if (poisonsPool(error)) pool.renew(sql);
     return "unreachable";
   }
 }
 
-export function healthEndpoints(deps: { sql: Sql; identity: IdentityProvider }): Endpoint[] {
+export function healthEndpoints(deps: { pool: RenewablePool; identity: IdentityProvider }): Endpoint[] {
   return [publicEndpoint({
     method: "GET", path: "/v1/health", operationId: "health", tag: "Service",
     summary: "Whether the database and Supabase Auth are reachable.",
@@ -34,7 +37,7 @@ export function healthEndpoints(deps: { sql: Sql; identity: IdentityProvider }):
     ],
   }, async () => {
     const [database, auth] = await Promise.all([
-      databaseState(deps.sql),
+      databaseState(deps.pool),
       deps.identity.isReachable().then((ok): CheckState => ok ? "ok" : "unreachable"),
     ]);
     const state = { database, auth };

@@ -17,7 +17,8 @@ const errorText: Record<number, string> = {
   415: "The body is not application/json.",
   422: "The request is well-formed but breaks a rule of the domain.",
   429: "Too many requests from this client; `Retry-After` says how many seconds to wait.",
-  503: "A service the request needs is unavailable.",
+  503: "The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. " +
+    "A write is never half applied; `Retry-After` says when to try again.",
 };
 
 const integrationErrorText: Record<number, string> = {
@@ -77,7 +78,11 @@ export function rewriteRefs(value: unknown, from = "#/$defs/", to = "#/component
 // database may refuse a write by role (403) whatever the route's own access says.
 function problemKinds(endpoint: Endpoint): ProblemKind[] {
   const kinds = new Set<ProblemKind>(["validation"]);
-  if (endpoint.access !== "public") kinds.add("unauthorized");
+  if (endpoint.access !== "public") {
+    kinds.add("unauthorized");
+    // Every authenticated route reads its caller from the database.
+    kinds.add("service-unavailable");
+  }
   if (endpoint.access === "member" || endpoint.access === "manager") {
     kinds.add("forbidden");
     if (endpoint.tenantFrom === "path") kinds.add("not-found");
@@ -217,8 +222,8 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
         description: endpoint.errorDescriptions?.[status] ??
           (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
           errorText[status] ?? "Error.",
-        // Every 429 says how long to wait.
-        ...(status === 429 ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } } : {}),
+        // Every 429 and 503 says how long to wait.
+        ...(status === 429 || status === 503 ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } } : {}),
         // The types this route answers with this status, narrowed from the document's list.
         content: {
           "application/problem+json": {

@@ -1,5 +1,7 @@
 import { Buffer } from "node:buffer";
 import { timingSafeEqual } from "node:crypto";
+import { isDatabaseUnavailable, poisonsPool } from "../db/connection-loss.ts";
+import type { RenewablePool, Sql } from "../db/pool.ts";
 import { json } from "../http/json.ts";
 import { HttpError, problemResponse, unauthorized } from "../http/problem.ts";
 import type { RunSummary } from "./worker.ts";
@@ -11,8 +13,10 @@ function sameSecret(offered: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-// POST with the service credential runs one drain of the queue; anything else is refused.
-export function createWorkerHandler(options: { serviceKey: string; run: () => Promise<RunSummary> }) {
+// POST with the service credential runs one drain of the queue on the pool's current
+// pool; anything else is refused. A run the database failed under answers 503 (its jobs
+// come back after their visibility timeout), and the pool is replaced.
+export function createWorkerHandler(options: { serviceKey: string; pool: RenewablePool; run: (sql: Sql) => Promise<RunSummary> }) {
   return async (request: Request): Promise<Response> => {
     const offered = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
     if (!sameSecret(offered, options.serviceKey)) {
@@ -21,6 +25,15 @@ export function createWorkerHandler(options: { serviceKey: string; run: () => Pr
     if (request.method !== "POST") {
       return problemResponse(new HttpError("method-not-allowed", "Run the worker with POST.", { headers: { allow: "POST" } }));
     }
-    return json(200, await options.run());
+    const sql = options.pool.current;
+    try {
+      return json(200, await options.run(sql));
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (poisonsPool(error)) options.pool.renew(sql);
+      return problemResponse(
+        new HttpError("service-unavailable", "The database cannot be reached right now.", { headers: { "retry-after": "2" } }),
+      );
+    }
   };
 }

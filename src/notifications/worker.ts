@@ -8,6 +8,7 @@
 import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
 import { compileOnce } from "../db/compile-once.ts";
+import { pipelinedTransaction } from "../db/connection-loss.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
@@ -282,7 +283,7 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
 // The statement that puts the rest of a transaction in a tenant's worker context. The
 // queue belongs to the connection's own role, not to background_worker, so queue calls
 // come before the first of these.
-function workerContext(tx: postgres.TransactionSql, tenantId: string) {
+function workerContext(tx: postgres.ReservedSql, tenantId: string) {
   return tx`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
 }
 
@@ -316,7 +317,7 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
     group,
     query: loadQuery(group.map((job) => job.notificationId)),
   }));
-  const results = await deps.sql.begin((tx) =>
+  const results = await pipelinedTransaction(deps.sql, (tx) =>
     queries.flatMap(({ tenantId, query }) => [
       workerContext(tx, tenantId),
       tx.unsafe<LoadedRow[]>(query.sql, [...query.parameters] as never[], { prepare: true }),
@@ -344,7 +345,7 @@ async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promis
   const retried = settled.filter((result) => result.outcome === "retried");
   const changes = settled.filter((result): result is Extract<Settled, { change: NotificationChange }> => "change" in result);
   if (finished.length === 0 && retried.length === 0) return;
-  await deps.sql.begin((tx) => [
+  await pipelinedTransaction(deps.sql, (tx) => [
     tx`
       select (select count(*) from pgmq.delete(${QUEUE}, ${finished.map((result) => result.job.msgId)}::bigint[])),
              (select count(*) from unnest(${retried.map((result) => result.job.msgId)}::bigint[],
@@ -359,7 +360,7 @@ async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promis
 
 // Only a pending notification takes a change: it is marked sent only once. Columns a
 // change leaves out keep their value; sent_at is set with `sent` and cleared otherwise.
-function recordChanges(tx: postgres.TransactionSql, changes: (NotificationChange & { id: string })[]) {
+function recordChanges(tx: postgres.ReservedSql, changes: (NotificationChange & { id: string })[]) {
   return tx`
     update public.notifications n
     set status = c.status,

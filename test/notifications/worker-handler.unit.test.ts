@@ -4,19 +4,38 @@
 import assert from "node:assert/strict";
 import { createWorkerHandler } from "../../src/notifications/worker-handler.ts";
 import type { RunSummary } from "../../src/notifications/worker.ts";
+import type { RenewablePool, Sql } from "../../src/db/pool.ts";
 
 const summary: RunSummary = { read: 3, sent: 2, failed: 0, skipped: 1, retried: 0, dropped: 0 };
 
-function handler() {
+// Stand-ins for pools: the handler only hands them to `run` and to `renew`.
+const firstPool = (() => {}) as unknown as Sql;
+const secondPool = (() => {}) as unknown as Sql;
+
+function handler(run: (sql: Sql) => Promise<RunSummary> = () => Promise.resolve(summary)) {
   let runs = 0;
+  const ranOn: Sql[] = [];
+  const renewed: Sql[] = [];
+  let current = firstPool;
+  const pool: RenewablePool = {
+    get current() {
+      return current;
+    },
+    renew(broken) {
+      renewed.push(broken);
+      current = secondPool;
+    },
+  };
   const handle = createWorkerHandler({
     serviceKey: "service-key",
-    run: () => {
+    pool,
+    run: (sql) => {
       runs += 1;
-      return Promise.resolve(summary);
+      ranOn.push(sql);
+      return run(sql);
     },
   });
-  return { handle, runs: () => runs };
+  return { handle, runs: () => runs, ranOn, renewed };
 }
 
 const request = (method: string, authorization?: string) =>
@@ -51,4 +70,23 @@ Deno.test("any method but POST, even with the credential, is a 405 that allows P
     await response.body?.cancel();
   }
   assert.equal(runs(), 0);
+});
+
+Deno.test("a run the database failed under answers 503 with Retry-After, and the next run gets a new pool", async () => {
+  const lost = Object.assign(new Error("write CONNECTION_CLOSED 127.0.0.1:5432"), { code: "CONNECTION_CLOSED" });
+  const { handle, ranOn, renewed } = handler((sql) => sql === firstPool ? Promise.reject(lost) : Promise.resolve(summary));
+  const failed = await handle(request("POST", "Bearer service-key"));
+  assert.equal(failed.status, 503);
+  assert.equal(failed.headers.get("retry-after"), "2");
+  assert.equal((await failed.json()).type, "urn:pms:problem:service-unavailable");
+  assert.deepEqual(renewed, [firstPool]);
+  const next = await handle(request("POST", "Bearer service-key"));
+  assert.equal(next.status, 200);
+  assert.deepEqual(ranOn, [firstPool, secondPool]);
+});
+
+Deno.test("any other failure of a run is not taken for the database's: it is thrown, and the pool is kept", async () => {
+  const { handle, renewed } = handler(() => Promise.reject(new TypeError("a defect")));
+  await assert.rejects(handle(request("POST", "Bearer service-key")), TypeError);
+  assert.deepEqual(renewed, []);
 });

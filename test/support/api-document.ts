@@ -18,7 +18,7 @@ let built: Promise<OpenApiDocument> | undefined;
 // The document as JSON text, exactly as GET /v1/openapi.json answers it.
 export async function apiDocumentText(): Promise<string> {
   const handle = createApi({
-    sql: unused("database pool"),
+    pool: unused("database pool"),
     db: unused("Kysely instance"),
     identity: unused("identity provider"),
     verifyAccessToken: unused("token verifier"),

@@ -7,7 +7,7 @@ import { createApi } from "../../src/app.ts";
 import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
-import { createPool } from "../../src/db/pool.ts";
+import { createPool, fixedPool } from "../../src/db/pool.ts";
 import { stack } from "./stack.ts";
 
 export type AuthProcess = { url: string; stop(): Promise<void> };
@@ -101,7 +101,7 @@ export function apiWithAuthAt(
   const sql = createPool(stack.dbUrl, { max: 2, generatedTypes: true });
   const now = () => Date.now();
   const handle = createApi({
-    sql,
+    pool: fixedPool(sql),
     db: createDb(sql),
     identity: createSupabaseAuth({ url: `${authUrl}/`, apiKey: stack.anonKey, fetch, now, timeoutMs: 5000 }),
     verifyAccessToken: createAccessTokenVerifier({ jwksUrl: `${authUrl}/.well-known/jwks.json`, now, ...verifier }),
