@@ -2,7 +2,7 @@ import { createApi } from "../../../src/app.ts";
 import { createAccessTokenVerifier } from "../../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../../src/auth/supabase-auth.ts";
 import { createDb } from "../../../src/db/database.ts";
-import { createPool } from "../../../src/db/pool.ts";
+import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 
 const now = () => Date.now();
@@ -22,11 +22,12 @@ if (!Number.isFinite(jwksCacheSeconds) || jwksCacheSeconds < 0) {
   throw new Error("AUTH_JWKS_CACHE_SECONDS must be a number of seconds, 0 or more");
 }
 
-const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-api", generatedTypes: true });
+const databaseUrl = requireEnv("SUPABASE_DB_URL");
+const pool = renewablePool(() => createPool(databaseUrl, { applicationName: "pms-api", generatedTypes: true }));
 
 const api = createApi({
-  sql,
-  db: createDb(sql),
+  pool,
+  db: createDb(pool),
   identity: createSupabaseAuth({ url: authUrl, apiKey: requireEnv("SUPABASE_ANON_KEY"), fetch, now }),
   verifyAccessToken: createAccessTokenVerifier({
     jwksUrl: new URL(".well-known/jwks.json", authUrl),

@@ -1,4 +1,4 @@
-import { createPool } from "../../../src/db/pool.ts";
+import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";
@@ -9,7 +9,8 @@ const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
-const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true });
+const databaseUrl = requireEnv("SUPABASE_DB_URL");
+const pool = renewablePool(() => createPool(databaseUrl, { applicationName: "pms-notifications-worker", generatedTypes: true }));
 
 const adapters = {
   email: createSendGridAdapter({
@@ -40,5 +41,6 @@ const settings = {
 
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
-  run: () => runWorker({ sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
+  pool,
+  run: (sql) => runWorker({ sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
 }));
