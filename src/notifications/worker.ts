@@ -284,7 +284,8 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
 // queue belongs to the connection's own role, not to background_worker, so queue calls
 // come before the first of these.
 function workerContext(tx: postgres.ReservedSql, tenantId: string) {
-  return tx`select set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
+  return tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true),
+                   set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
 }
 
 // One read-only transaction for the whole claim: per tenant, the context and one query

@@ -34,10 +34,12 @@ export type RequestScope = {
 type Context = { active: boolean; role: TenantRole | null };
 
 // The claims and role are set before the session and membership are read (the select
-// list runs in order), all in one statement, compiled once: every request sends it.
+// list runs in order), all in one statement, compiled once: every request sends it. The
+// role's statement_timeout applies to the request's statements after this one.
 const contextQuery = compileOnce((db, claims: string, tenantId: string, sessionId: string, userId: string) =>
   sql<Context>`
-    select set_config('request.jwt.claims', ${claims}, true),
+    select set_config('statement_timeout', private.role_statement_timeout('authenticated'), true),
+           set_config('request.jwt.claims', ${claims}, true),
            set_config('role', 'authenticated', true),
            set_config('app.tenant_id', ${tenantId}, true),
            private.session_is_active(${sessionId}::uuid, ${userId}::uuid) as active,
