@@ -56,15 +56,20 @@ let nextPort = 40000;
 const loopback: typeof fetch = (input) => {
   const url = input instanceof Request ? input.url : String(input);
   const answer = served.get(url);
-  return answer ? Promise.resolve(answer()) : Promise.reject(new TypeError(`error sending request for url (${url}): Connection refused`));
+  return answer ? Promise.resolve().then(answer) : Promise.reject(connectionRefused(url));
 };
+
+function connectionRefused(url: string): TypeError {
+  return new TypeError(`error sending request for url (${url}): Connection refused`);
+}
 
 function nextUrl(): URL {
   return new URL(`http://127.0.0.1:${nextPort++}/auth/v1/.well-known/jwks.json`);
 }
 
-// A key set served the way Auth serves it, whose keys a test changes as it goes.
-type KeySetServer = { url: URL; keys: JWK[]; fetches: number; close(): Promise<void> };
+// A key set served the way Auth serves it, whose keys a test changes as it goes; while
+// `down`, a fetch fails as at a closed port (and is counted among `fetches` all the same).
+type KeySetServer = { url: URL; keys: JWK[]; fetches: number; down: boolean; close(): Promise<void> };
 
 function serveKeySet(keys: JWK[]): KeySetServer {
   const url = nextUrl();
@@ -72,6 +77,7 @@ function serveKeySet(keys: JWK[]): KeySetServer {
     url,
     keys,
     fetches: 0,
+    down: false,
     close: () => {
       served.delete(url.href);
       return Promise.resolve();
@@ -79,6 +85,7 @@ function serveKeySet(keys: JWK[]): KeySetServer {
   };
   served.set(url.href, () => {
     keySet.fetches += 1;
+    if (keySet.down) throw connectionRefused(url.href);
     return Response.json({ keys: keySet.keys }, { headers: { "cache-control": "public, max-age=600" } });
   });
   return keySet;
@@ -386,6 +393,94 @@ Deno.test("a key set that cannot be fetched answers 503, and says so in the log"
   // The legacy secret still verifies HS256 while the key set is out of reach.
   const withSecret = verifier({ jwksUrl: closedPortUrl(), jwtSecret: JWT_SECRET });
   await withSecret(await signHs256(sessionClaims(), JWT_SECRET));
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+Deno.test("stale-if-error: once the set has aged and Auth is down, the last good set keeps verifying; unknown keys and bad signatures are still refused", async () => {
+  const key = await signingKey("key-1");
+  const other = await signingKey("key-2");
+  const impostor = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  const warnings: Warnings = [];
+  const cooldownMs = 600;
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCacheMaxAgeMs: 50, jwksCooldownMs: cooldownMs }, warnings);
+    const claims = sessionClaims();
+    const token = await signEs256(claims, key);
+    await verify(token);
+    assert.equal(keySet.fetches, 1);
+
+    keySet.down = true;
+    await sleep(80);
+    // The set has aged: jose fetches it again, the fetch fails, the last good set verifies.
+    assert.equal((await verify(token)).sub, claims.sub);
+    assert.equal(keySet.fetches, 2, "one attempt to fetch the aged set");
+    assert.equal(warnings.length, 1, "the failed fetch is logged");
+    assert.equal(warnings[0]!.fields?.lastGoodSetAgeSeconds, 0);
+
+    // Within the cooldown after the failure, Auth is not asked again, whatever comes.
+    await verify(await signEs256(sessionClaims(), key));
+    await verify(token);
+    // A token by a key the last good set lacks is not accepted: 503, since Auth, which
+    // may publish that key by now, cannot be asked.
+    const byOtherKey = await refusal(verify(await signEs256(sessionClaims(), other)));
+    assert.equal(byOtherKey.status, 503);
+    assert.ok(byOtherKey.extra.headers?.["retry-after"]);
+    // A known kid with a signature its key did not make, and an expired token: 401.
+    await assertUnauthorized(verify(await signEs256(sessionClaims(), impostor)), /signature/);
+    await assertUnauthorized(verify(await signEs256(sessionClaims({ iat: nowSeconds() - 2 * HOUR, exp: nowSeconds() - HOUR }), key)), /expired/);
+    assert.equal(keySet.fetches, 2, "no fetch within the cooldown after the failure");
+    assert.equal(warnings.length, 1);
+
+    // Past the cooldown Auth is asked again; still down, the last good set still answers.
+    await sleep(cooldownMs + 50);
+    await verify(token);
+    assert.equal(keySet.fetches, 3);
+    assert.equal(warnings.length, 2);
+
+    // Auth is back, without key-1: once the cooldown lets it be asked, the fresh set
+    // decides, and the token verified by the last good set was not remembered.
+    keySet.down = false;
+    keySet.keys = [other.publicJwk];
+    await sleep(cooldownMs + 50);
+    await assertUnauthorized(verify(token), /key Supabase Auth publishes/);
+    assert.equal(keySet.fetches, 4);
+    await verify(await signEs256(sessionClaims(), other));
+  } finally {
+    await keySet.close();
+  }
+});
+
+Deno.test("stale-if-error has a limit: a set older than jwksStaleIfErrorMs no longer verifies, and 0 turns it off", async () => {
+  const key = await signingKey("key-1");
+  const keySet = serveKeySet([key.publicJwk]);
+  try {
+    const verify = verifier({ jwksUrl: keySet.url, jwksCacheMaxAgeMs: 50, jwksCooldownMs: 0, jwksStaleIfErrorMs: 150 });
+    const token = await signEs256(sessionClaims(), key);
+    await verify(token);
+    keySet.down = true;
+    await sleep(80);
+    await verify(token);
+    await sleep(120);
+    const error = await refusal(verify(token));
+    assert.equal(error.status, 503);
+    assert.equal(keySet.fetches, 3, "with no cooldown every request asks Auth again");
+
+    // 0 turns it off: the aged set is not used.
+    const keySetToo = serveKeySet([key.publicJwk]);
+    try {
+      const strict = verifier({ jwksUrl: keySetToo.url, jwksCacheMaxAgeMs: 50, jwksStaleIfErrorMs: 0 });
+      await strict(token);
+      keySetToo.down = true;
+      await sleep(80);
+      assert.equal((await refusal(strict(token))).status, 503);
+    } finally {
+      await keySetToo.close();
+    }
+  } finally {
+    await keySet.close();
+  }
 });
 
 Deno.test("the set is fetched through the fetch it is given", async () => {
