@@ -71,3 +71,17 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
     },
   };
 }
+
+// Serves `handler` and logs one line per provider call to standard output, which the stack
+// keeps as the double's log: the method, the path and the answer's status, never a header
+// or the body, where the API key and the message travel.
+export function loggingCalls(handler: (request: Request) => Response | Promise<Response>) {
+  return async (request: Request): Promise<Response> => {
+    const response = await handler(request);
+    const { pathname } = new URL(request.url);
+    if (!pathname.startsWith("/_capture")) {
+      console.log(JSON.stringify({ at: new Date().toISOString(), method: request.method, path: pathname, status: response.status }));
+    }
+    return response;
+  };
+}

@@ -357,7 +357,7 @@ write_auth_env() {
       GOTRUE_JWT_AUD authenticated \
       GOTRUE_JWT_DEFAULT_GROUP_NAME authenticated \
       GOTRUE_JWT_ADMIN_ROLES service_role \
-      GOTRUE_LOG_LEVEL warn
+      GOTRUE_LOG_LEVEL info
     printf '%s\n' "$settings"
   } > "$STATE/auth.env.tmp"
   chmod 600 "$STATE/auth.env.tmp"

@@ -6,7 +6,7 @@
 //                                 sends get these answers in order, then 202 again
 //   DELETE /_capture               forget everything, including a pending script
 import { readFlags, requireFlag } from "../args.ts";
-import { createCapture, isRecord, json } from "../capture.ts";
+import { createCapture, isRecord, json, loggingCalls } from "../capture.ts";
 
 type Attempt = {
   receivedAt: string;
@@ -103,8 +103,8 @@ async function mailSend(request: Request): Promise<Response> {
   return new Response(null, { status: 202, headers: { "x-message-id": messageId, ...scripted?.headers } });
 }
 
-Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
+Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, loggingCalls((request) => {
   const { pathname } = new URL(request.url);
   if (request.method === "POST" && pathname === "/v3/mail/send") return mailSend(request);
   return capture.control(request) ?? json(404, { errors: [{ field: null, message: "not found", help: null }] });
-});
+}));

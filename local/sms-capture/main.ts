@@ -10,7 +10,7 @@
 //   DELETE /_capture                forget everything, including a pending script
 // Run with --port, --account-sid, --auth-token and --from (the one number the account may send from).
 import { readFlags, requireFlag } from "../args.ts";
-import { createCapture, json } from "../capture.ts";
+import { createCapture, json, loggingCalls } from "../capture.ts";
 
 type Attempt = {
   receivedAt: string;
@@ -145,7 +145,7 @@ async function createMessage(request: Request, pathSid: string): Promise<Respons
   }, scripted?.headers);
 }
 
-Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
+Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, loggingCalls((request) => {
   const { pathname } = new URL(request.url);
   const messages = MESSAGES_PATH.exec(pathname);
   if (messages) {
@@ -153,4 +153,4 @@ Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (request) => {
     return twilioError(405, 20004, "Method not allowed", { allow: "POST" });
   }
   return capture.control(request) ?? twilioError(404, 20404, "The requested resource was not found");
-});
+}));

@@ -5,19 +5,10 @@ import { sleep } from "../../local/capture.ts";
 import { withFixture } from "../support/api.ts";
 import { createStay } from "../support/domain.ts";
 import { external, issueApiKey } from "../support/integration.ts";
-
-const LOGS = new URL("../../.stack/logs/", import.meta.url);
+import { stackLogs } from "../support/logs.ts";
 
 async function responseText(response: Response): Promise<string> {
   return `${[...response.headers].map(([name, value]) => `${name}: ${value}`).join("\n")}\n${await response.text()}`;
-}
-
-async function stackLogs(): Promise<Record<string, string>> {
-  const logs: Record<string, string> = {};
-  for await (const entry of Deno.readDir(LOGS)) {
-    if (entry.isFile && entry.name.endsWith(".log")) logs[entry.name] = await Deno.readTextFile(new URL(entry.name, LOGS));
-  }
-  return logs;
 }
 
 Deno.test("the secret is in the issuing response only: never in a list, read, error, replay or log line", () =>

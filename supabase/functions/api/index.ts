@@ -40,4 +40,7 @@ const api = createApi({
   logger: jsonLogger,
 });
 
+// What it runs with, once per start; the secrets' presence at most, never their values.
+jsonLogger.info("the api function is serving", { authUrl, acceptsHs256: jwtSecret !== undefined, jwksCacheSeconds });
+
 Deno.serve(api);

@@ -39,6 +39,15 @@ const settings = {
   maxAttempts: seconds("NOTIFICATIONS_MAX_ATTEMPTS", defaultWorkerSettings.maxAttempts),
 };
 
+// What it runs with, once per start; the secrets' presence at most, never their values.
+jsonLogger.info("the notifications worker is serving", {
+  email: adapters.email.disabledReason ?? "enabled",
+  sms: adapters.sms.disabledReason ?? "enabled",
+  maxAttempts: settings.maxAttempts,
+  retryBaseSeconds: settings.baseDelaySeconds,
+  retryMaxSeconds: settings.maxDelaySeconds,
+});
+
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
   pool,
