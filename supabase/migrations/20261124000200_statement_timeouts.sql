@@ -13,11 +13,12 @@ alter role api_integration set statement_timeout = '8s';
 alter role background_worker set statement_timeout = '30s';
 
 -- The role's statement_timeout (this database's setting first, then the role's own),
--- or the session's when the role sets none.
+-- or the session's when the role sets none. Every request calls it, so it stays a plain
+-- SQL function that Postgres inlines: no SET clause, every name schema-qualified, and
+-- the caller's rights (pg_db_role_setting is readable by every role).
 create or replace function private.role_statement_timeout(role_name text)
 returns text
-language sql stable security definer
-set search_path = ''
+language sql stable
 as $$
   select coalesce(
     (select split_part(setting, '=', 2)
