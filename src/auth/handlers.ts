@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { clientAddress } from "../http/client-address.ts";
 import { type Endpoint, parseInput, publicEndpoint } from "../http/endpoint.ts";
 import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
@@ -16,13 +17,6 @@ const tag = "Authentication";
 export const RATE_LIMIT_RETRY_AFTER_SECONDS = 60;
 // Auth is down or failing: a short wait, as /v1/health's 503 says.
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-// The end client's address as the edge in front of the function saw it: the first
-// value of X-Forwarded-For, which Supabase's gateway (and the local nginx gateway) sets.
-export function clientAddress(request: Request): string | undefined {
-  const first = request.headers.get("x-forwarded-for")?.split(",", 1)[0]?.trim();
-  return first ? first : undefined;
-}
 
 // What the identity provider says, as the API's own problems.
 async function identityCall<T>(call: () => Promise<T>): Promise<T> {

@@ -67,6 +67,43 @@ export type Database = {
           },
         ];
       };
+      "api_key_request_windows": {
+        Row: {
+          "api_key_id": string;
+          "requests": number;
+          "tenant_id": string;
+          "window_start": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "api_key_id": string;
+          "requests": number;
+          "tenant_id": string;
+          "window_start": string;
+        };
+        Update: {
+          "api_key_id"?: string;
+          "requests"?: number;
+          "tenant_id"?: string;
+          "window_start"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "api_key_request_windows_tenant_id_api_key_id_fkey";
+            columns: ["tenant_id", "api_key_id"];
+            isOneToOne: true;
+            referencedRelation: "api_keys";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "api_key_request_windows_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "api_keys": {
         Row: {
           "created_at": string;
@@ -78,6 +115,8 @@ export type Database = {
           "last_used_at": string | null;
           "name": string;
           "property_id": string;
+          "rate_limit": number;
+          "rate_limit_window_seconds": number;
           "revoked_at": string | null;
           "secret_hash": string;
           "tenant_id": string;
@@ -94,6 +133,8 @@ export type Database = {
           "last_used_at"?: string | null;
           "name": string;
           "property_id": string;
+          "rate_limit"?: number;
+          "rate_limit_window_seconds"?: number;
           "revoked_at"?: string | null;
           "secret_hash": string;
           "tenant_id"?: string;
@@ -109,6 +150,8 @@ export type Database = {
           "last_used_at"?: string | null;
           "name"?: string;
           "property_id"?: string;
+          "rate_limit"?: number;
+          "rate_limit_window_seconds"?: number;
           "revoked_at"?: string | null;
           "secret_hash"?: string;
           "tenant_id"?: string;

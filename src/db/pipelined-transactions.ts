@@ -5,7 +5,7 @@
 // are written to the connection together, and their answers read afterwards (postgres.js
 // sends each query as it is made and matches the answers to them in order).
 //
-// Two uses of that, both decided here, below Kysely, so that handlers and queries are
+// Three uses of that, all decided here, below Kysely, so that handlers and queries are
 // plain Kysely code:
 //
 // - A transaction's BEGIN goes with its first statement instead of on its own. A write
@@ -21,6 +21,10 @@
 //   statement of a write, and a read by id costs one round trip in all, instead of one
 //   for the context and one more for COMMIT. The prelude's answer for each statement is
 //   kept (`Prelude.results`) for the scope to judge before anything read is answered.
+//
+// - A statement may go ahead of a transaction's BEGIN (`aheadOfBegin`), as a transaction
+//   of its own, in the same write as BEGIN and the first statement: work that must commit
+//   whatever the transaction does, without a round trip of its own.
 //
 // Why a read may go statement by statement: under read committed (Postgres's default,
 // and this project's) a statement sees what was committed when it began, whether it is
@@ -62,6 +66,37 @@ export class Prelude<R> implements CompiledQuery<R> {
   }
 }
 
+// A statement sent ahead of a transaction's BEGIN: it runs as a transaction of its own
+// (it commits as soon as it ends, whatever the transaction after it does) and goes in the
+// same write as BEGIN and the transaction's first statement, so it costs no round trip of
+// its own. For a write that must count however the request ends and must not hold its
+// row locks until then: the external API's rate-limit counter. `result` is its answer;
+// nothing waits for it until the caller does.
+export class AheadOfBegin<R> implements CompiledQuery<R> {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+  readonly query: CompiledQuery<R>["query"];
+  readonly queryId: CompiledQuery<R>["queryId"];
+  result: Promise<QueryResult<R>> | null = null;
+
+  constructor(statement: CompiledQuery<R>) {
+    ({ sql: this.sql, parameters: this.parameters, query: this.query, queryId: this.queryId } = statement);
+  }
+}
+
+// Sends `statement` ahead of the transaction's BEGIN (see AheadOfBegin) and answers at
+// once, with the statement's answer to come in `result`. Call it before the transaction's
+// first statement.
+export async function aheadOfBegin<DB, R>(
+  db: Transaction<DB>,
+  statement: CompiledQuery<R>,
+): Promise<{ result: Promise<QueryResult<R>> }> {
+  const ahead = new AheadOfBegin(statement);
+  await db.executeQuery(ahead);
+  if (!ahead.result) throw new Error("aheadOfBegin needs a transaction of createDb's Kysely");
+  return { result: ahead.result };
+}
+
 // From here on the transaction goes statement by statement, each after `statement` (see
 // above): for a transaction of reads. Call it before the transaction's first statement.
 export async function eachStatementAfter<DB, R>(db: Transaction<DB>, statement: CompiledQuery<R>): Promise<Prelude<R>> {
@@ -92,6 +127,7 @@ class PipelinedBegin implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query instanceof Prelude) return await this.takePrelude(query);
+    if (query instanceof AheadOfBegin) return this.sendAhead(query);
     if (this.prelude) return await this.ownTransaction<R>(this.prelude, query);
     if (!this.beginPending) return await this.connection.executeQuery<R>(query);
     this.beginPending = false;
@@ -101,6 +137,17 @@ class PipelinedBegin implements DatabaseConnection {
     result.catch(() => {});
     await begun;
     return await result;
+  }
+
+  // Written now, with BEGIN still pending: the transaction's first statement takes BEGIN
+  // along after it. Its failure is read by whoever awaits `result`.
+  sendAhead(ahead: AheadOfBegin<unknown>): QueryResult<never> {
+    if (!this.beginPending || this.prelude) {
+      throw new Error("a statement ahead of BEGIN must come before its transaction's first statement");
+    }
+    ahead.result = this.connection.executeQuery(ahead);
+    ahead.result.catch(() => {});
+    return { rows: [] };
   }
 
   async takePrelude(prelude: Prelude<unknown>): Promise<QueryResult<never>> {

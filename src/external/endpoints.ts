@@ -10,20 +10,33 @@ import {
   parseParams,
   parseQuery,
 } from "../http/endpoint.ts";
-import type { HttpError } from "../http/problem.ts";
+import { httpErrorFromDatabase } from "../db/errors.ts";
+import { clientAddress } from "../http/client-address.ts";
+import { HttpError } from "../http/problem.ts";
 import { idempotencyKeyOf, once, requestHash } from "./idempotency.ts";
 import type { Integration, IntegrationScope } from "./integration-scope.ts";
+import { type RateLimit, rateLimitHeaders } from "./rate-limit.ts";
 
 // A GET's handler reads (HandlerDb), though the route runs in one transaction.
-export type IntegrationContext<P, Q, B, M extends Method = Method> = Omit<Integration, "db"> & ParsedInput<P, Q, B> & {
+export type IntegrationContext<P, Q, B, M extends Method = Method> = Omit<Integration, "db" | "rateLimit"> & ParsedInput<P, Q, B> & {
   db: HandlerDb<M>;
   request: Request;
   // The route's 404, the same for a malformed id, an unknown one, another property's and another tenant's.
   missing: () => HttpError;
 };
 
+// The answer with the key's RateLimit fields.
+function withRateLimit(response: Response, limit: RateLimit): Response {
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(rateLimitHeaders(limit))) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
 // A route under /v1/external: the API key names the tenant and the property, RLS as
-// api_integration limits every query to them, and a POST honours Idempotency-Key.
+// api_integration limits every query to them, and a POST honours Idempotency-Key. Every
+// answer to a request the key's rate limit counted carries its RateLimit fields, a
+// refusal as well as a success; what is refused before the key is read (a missing or
+// malformed key, query or body) is not counted and carries none.
 export function integrationEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
@@ -49,14 +62,23 @@ export function integrationEndpoint<
       const idempotencyKey = idempotent ? idempotencyKeyOf(request) : null;
       const query = parseQuery(doc.query as Q, request);
       const body = await parseBody(doc.body as B, request);
-      return await scope.run(key, async (integration) => {
-        // After the key: without a valid one, every path is refused alike.
-        const parsedParams = parseParams(doc.params as P, params, doc.resource);
-        const run = () => handler({ ...integration, params: parsedParams, query, body, request, missing });
-        if (idempotencyKey === null) return await run();
-        const hash = requestHash(doc.operationId, { params: parsedParams, body });
-        return await once(integration.db, idempotencyKey, hash, run);
-      });
+      const counted: { limit?: RateLimit } = {};
+      try {
+        const response = await scope.run(key, clientAddress(request), async ({ rateLimit, ...integration }) => {
+          counted.limit = rateLimit;
+          // After the key: without a valid one, every path is refused alike.
+          const parsedParams = parseParams(doc.params as P, params, doc.resource);
+          const run = () => handler({ ...integration, params: parsedParams, query, body, request, missing });
+          if (idempotencyKey === null) return await run();
+          const hash = requestHash(doc.operationId, { params: parsedParams, body });
+          return await once(integration.db, idempotencyKey, hash, run);
+        });
+        return counted.limit ? withRateLimit(response, counted.limit) : response;
+      } catch (error) {
+        if (!counted.limit) throw error;
+        const refusal = error instanceof HttpError ? error : httpErrorFromDatabase(error);
+        throw refusal ? refusal.withHeaders(rateLimitHeaders(counted.limit)) : error;
+      }
     },
   };
 }

@@ -1,16 +1,29 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { type PresentedKey, presentedKey } from "../api-keys/secret.ts";
+import { compileOnce } from "../db/compile-once.ts";
 import type { DB } from "../db/database.ts";
+import { aheadOfBegin } from "../db/pipelined-transactions.ts";
 import { HttpError } from "../http/problem.ts";
+import { type Admission, type RateLimit, rateLimitOf, tooManyRequests } from "./rate-limit.ts";
 
-export type Integration = { db: Transaction<DB>; tenantId: string; propertyId: string; apiKeyId: string };
+export type Integration = {
+  db: Transaction<DB>;
+  tenantId: string;
+  propertyId: string;
+  apiKeyId: string;
+  // The key's rate limit after this request, for the answer's RateLimit fields.
+  rateLimit: RateLimit;
+};
 
 export type IntegrationScope = {
   // Reads the key from X-Api-Key or Authorization: Bearer; no database work.
   authenticate(request: Request): PresentedKey;
-  // One transaction: the key checked and the request's tenant, property and role set
-  // in one statement, then `work` under RLS as api_integration.
-  run<T>(key: PresentedKey, work: (integration: Integration) => Promise<T>): Promise<T>;
+  // One round trip before `work`: the request counted against the key's rate limit (and a
+  // failed key against the client's address) in a statement of its own, then the key
+  // checked and the request's tenant, property and role set in the transaction's first
+  // statement, both written at once. Then `work`, in that transaction, under RLS as
+  // api_integration. A limit reached is a 429, whatever the key.
+  run<T>(key: PresentedKey, clientAddress: string | undefined, work: (integration: Integration) => Promise<T>): Promise<T>;
 };
 
 type KeyState = "active" | "revoked" | "expired";
@@ -35,6 +48,30 @@ const refusals: Record<Exclude<KeyState, "active">, string> = {
   expired: "The API key has expired. Ask the property's managers for a new one.",
 };
 
+// Counted outside the request's transaction, so the count stands however the request
+// ends, and the counter's row is locked for this statement only (see aheadOfBegin).
+// An empty address is none.
+const admissionQuery = compileOnce((db, keyId: string, secretHashHex: string, address: string) =>
+  sql<Admission>`
+    select outcome, policy, quota, window_seconds as "windowSeconds", remaining, reset_seconds as "resetSeconds"
+    from private.admit_api_key_request(${keyId}, decode(${secretHashHex}, 'hex'), ${address})`.compile(db)
+);
+
+// The key is checked in FROM, as its owner; the settings and the role switch in the
+// select list follow from its row, all in one statement, with the role's
+// statement_timeout for the statements after it.
+const scopeQuery = compileOnce((db, keyId: string, secretHashHex: string) =>
+  sql<{ state: KeyState; tenantId: string; propertyId: string; apiKeyId: string }>`
+    select k.state,
+           set_config('statement_timeout', private.role_statement_timeout('api_integration'), true),
+           set_config('app.tenant_id', coalesce(k.tenant_id::text, ''), true),
+           set_config('app.property_id', coalesce(k.property_id::text, ''), true),
+           set_config('app.api_key_id', coalesce(k.api_key_id::text, ''), true),
+           set_config('role', 'api_integration', true),
+           k.tenant_id as "tenantId", k.property_id as "propertyId", k.api_key_id as "apiKeyId"
+    from private.authenticate_api_key(${keyId}, decode(${secretHashHex}, 'hex')) k`.compile(db)
+);
+
 export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationScope {
   return {
     authenticate(request) {
@@ -43,21 +80,20 @@ export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationSco
       return key;
     },
 
-    async run(key, work) {
+    async run(key, clientAddress, work) {
       return await deps.db.transaction().execute(async (db) => {
-        // The key is checked in FROM, as its owner; the settings and the role switch in the
-        // select list follow from its row, all in one round trip.
-        const { rows: [row] } = await sql<{ state: KeyState; tenantId: string; propertyId: string; apiKeyId: string }>`
-          select k.state,
-                 set_config('app.tenant_id', coalesce(k.tenant_id::text, ''), true),
-                 set_config('app.property_id', coalesce(k.property_id::text, ''), true),
-                 set_config('app.api_key_id', coalesce(k.api_key_id::text, ''), true),
-                 set_config('role', 'api_integration', true),
-                 k.tenant_id as "tenantId", k.property_id as "propertyId", k.api_key_id as "apiKeyId"
-          from private.authenticate_api_key(${key.keyId}, decode(${key.secretHashHex}, 'hex')) k`.execute(db);
+        const admission = await aheadOfBegin(db, admissionQuery(key.keyId, key.secretHashHex, clientAddress ?? ""));
+        const scope = db.executeQuery(scopeQuery(key.keyId, key.secretHashHex));
+        const [{ rows: [admitted] }, { rows: [row] }] = await Promise.all([admission.result, scope]);
+        const limit = admitted ? rateLimitOf(admitted) : null;
+        // An address refused for its failed keys learns nothing about this one.
+        if (admitted?.outcome === "throttled" && limit) throw tooManyRequests(limit);
         if (!row) throw refused("The API key is not valid.");
         if (row.state !== "active") throw refused(refusals[row.state]);
-        return await work({ db, tenantId: row.tenantId, propertyId: row.propertyId, apiKeyId: row.apiKeyId });
+        if (admitted?.outcome === "limited" && limit) throw tooManyRequests(limit);
+        // The two statements judged the key apart only if it changed between them.
+        if (admitted?.outcome !== "admitted" || !limit) throw refused("The API key is not valid.");
+        return await work({ db, tenantId: row.tenantId, propertyId: row.propertyId, apiKeyId: row.apiKeyId, rateLimit: limit });
       });
     },
   };

@@ -25,6 +25,21 @@ const integrationErrorText: Record<number, string> = {
   401: "The API key is missing, unknown, revoked or expired.",
   404: "No such resource in the key's property (another property's or tenant's id answers the same).",
   409: "The Idempotency-Key was used for a different request, or the write conflicts with the resource's state.",
+  429: "The API key's rate limit for the current window is spent (`RateLimit-Policy: \"api-key\"`), or this client's address " +
+    "sent too many unknown API keys (`\"failed-keys\"`): wait the seconds `Retry-After` gives.",
+};
+
+// The values of the RateLimit fields (src/external/rate-limit.ts) as the API sends them.
+export const RATE_LIMIT_POLICY_PATTERN = '^"(api-key|failed-keys)";q=[0-9]+;w=[0-9]+$';
+export const RATE_LIMIT_PATTERN = '^"(api-key|failed-keys)";r=[0-9]+;t=[0-9]+$';
+
+// What an integration route refuses before it reads the key, uncounted and without the
+// RateLimit fields: a missing or malformed key, query, header or body, or a database it
+// could not reach.
+const beforeTheKey = new Set<ProblemKind>(["validation", "unauthorized", "malformed-json", "payload-too-large", "unsupported-media-type", "service-unavailable"]);
+const rateLimitHeaders = {
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
+  "RateLimit": { $ref: "#/components/headers/RateLimit" },
 };
 
 // Postgres text cannot hold U+0000, so no request accepts it (src/http/json.ts refuseNul):
@@ -83,6 +98,7 @@ function problemKinds(endpoint: Endpoint): ProblemKind[] {
     // Every authenticated route reads its caller from the database.
     kinds.add("service-unavailable");
   }
+  if (endpoint.access === "integration") kinds.add("too-many-requests");
   if (endpoint.access === "member" || endpoint.access === "manager") {
     kinds.add("forbidden");
     if (endpoint.tenantFrom === "path") kinds.add("not-found");
@@ -206,24 +222,34 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
 
   for (const endpoint of endpoints) {
     const responses: Record<string, unknown> = {};
+    const integration = endpoint.access === "integration";
     for (const success of endpoint.success) {
       const links = linksOf(endpoints, endpoint, success);
+      const headers = {
+        ...Object.fromEntries((success.headers ?? []).map((h) => [h, { $ref: `#/components/headers/${h}` }])),
+        ...(integration ? rateLimitHeaders : {}),
+      };
       responses[String(success.status)] = {
         description: success.description,
         ...(Object.keys(links).length > 0 ? { links } : {}),
-        ...(success.headers ? { headers: Object.fromEntries(success.headers.map((h) => [h, { $ref: `#/components/headers/${h}` }])) } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
         ...(success.schema
           ? { content: { [success.contentType ?? "application/json"]: { schema: schemaOf(success.schema, "output", components) } } }
           : {}),
       };
     }
     for (const [status, kinds] of byStatus(problemKinds(endpoint))) {
+      const headers = {
+        // Every 429 and 503 says how long to wait.
+        ...(status === 429 || status === 503 ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } : {}),
+        // An integration's request that got past its key was counted, whatever the answer.
+        ...(integration && !kinds.some((kind) => beforeTheKey.has(kind)) ? rateLimitHeaders : {}),
+      };
       responses[String(status)] = {
         description: endpoint.errorDescriptions?.[status] ??
-          (endpoint.access === "integration" ? integrationErrorText[status] : undefined) ??
+          (integration ? integrationErrorText[status] : undefined) ??
           errorText[status] ?? "Error.",
-        // Every 429 and 503 says how long to wait.
-        ...(status === 429 || status === 503 ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
         // The types this route answers with this status, narrowed from the document's list.
         content: {
           "application/problem+json": {
@@ -291,7 +317,24 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
       headers: {
         ETag: { schema: { type: "string" }, description: "A strong validator of the representation, for If-Match." },
         Location: { schema: { type: "string" }, description: "The created resource, relative to the request URL." },
-        RetryAfter: { schema: { type: "string" }, description: "How many seconds to wait before trying again." },
+        RetryAfter: { required: true, schema: { type: "string" }, description: "How many seconds to wait before trying again." },
+        // draft-ietf-httpapi-ratelimit-headers-11: Structured Fields lists of one item each.
+        RateLimitPolicy: {
+          required: true,
+          schema: { type: "string", pattern: RATE_LIMIT_POLICY_PATTERN },
+          description: "The rate limit this request counted against, as the IETF draft draft-ietf-httpapi-ratelimit-headers-11 " +
+            "writes it: `\"api-key\";q=600;w=60` is 600 requests per API key in a window of 60 seconds (the default; a key " +
+            "may have its own). A window starts with the key's first request after the last one ended. Every request with a " +
+            "valid, active key counts, whatever its answer, except a 429. On a 429 for an address's unknown keys, " +
+            "`\"failed-keys\";q=20;w=60`: 20 unknown keys or wrong secrets per client address (the first X-Forwarded-For) " +
+            "and window, after which every request from it is refused until the window ends.",
+        },
+        RateLimit: {
+          required: true,
+          schema: { type: "string", pattern: RATE_LIMIT_PATTERN },
+          description: "What is left of that limit after this request: `\"api-key\";r=598;t=41` is 598 more requests in the " +
+            "41 seconds until the window ends (draft-ietf-httpapi-ratelimit-headers-11).",
+        },
       },
     },
   };

@@ -120,7 +120,9 @@ export const problemTypes = {
   },
   "too-many-requests": {
     status: 429, title: "Too many requests",
-    meaning: "Supabase Auth's rate limit for this client's address; `Retry-After` says how many seconds to wait.",
+    meaning: "A rate limit was reached: Supabase Auth's for this client's address, an API key's requests per window, or " +
+      "an address's unknown API keys per window. `Retry-After` says how many seconds to wait; on `/v1/external/*`, " +
+      "`RateLimit` and `RateLimit-Policy` say which limit.",
   },
   "internal": { status: 500, title: "Internal error", meaning: "A defect of ours; the details go to the log only." },
   "service-unavailable": {
@@ -153,6 +155,11 @@ export class HttpError extends Error {
   ) {
     super(detail);
     ({ status: this.status, title: this.title } = problemTypes[kind]);
+  }
+
+  // The same problem, answered with these headers as well (its own win).
+  withHeaders(headers: Record<string, string>): HttpError {
+    return new HttpError(this.kind, this.detail, { ...this.extra, headers: { ...headers, ...this.extra.headers } });
   }
 }
 

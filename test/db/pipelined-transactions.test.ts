@@ -1,10 +1,11 @@
 // The driver wrapper in src/db/pipelined-transactions.ts: BEGIN goes with a transaction's first
-// statement, and after a prelude each statement runs in a transaction of its own,
-// preceded by the prelude; every way a transaction can end leaves nothing unhandled.
+// statement, after a prelude each statement runs in a transaction of its own, preceded by
+// the prelude, and a statement may go ahead of BEGIN as a transaction of its own; every way
+// a transaction can end leaves nothing unhandled.
 import assert from "node:assert/strict";
 import { type Kysely, sql } from "kysely";
 import { createDb, type DB } from "../../src/db/database.ts";
-import { eachStatementAfter, runPrelude } from "../../src/db/pipelined-transactions.ts";
+import { aheadOfBegin, eachStatementAfter, runPrelude } from "../../src/db/pipelined-transactions.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
@@ -95,5 +96,42 @@ Deno.test("a prelude after the transaction's first statement is refused", () =>
     await assert.rejects(db.transaction().execute(async (trx) => {
       await backendXact.execute(trx);
       await eachStatementAfter(trx, probe.compile(trx));
+    }), /must come before its transaction's first statement/);
+  }));
+
+Deno.test("a statement ahead of BEGIN runs before the transaction in one of its own, and stands though the transaction rolls back", () =>
+  withDb(async (db) => {
+    // A temporary table lives as long as the pool's one connection.
+    await sql`create temporary table ahead_probe (xid text)`.execute(db);
+    let inTransaction = "";
+    await assert.rejects(db.transaction().execute(async (trx) => {
+      const ahead = await aheadOfBegin(trx, sql<{ xid: string }>`
+        insert into ahead_probe select txid_current()::text returning xid`.compile(trx));
+      const { rows: [row] } = await backendXact.execute(trx);
+      inTransaction = row!.xid;
+      const { rows: [written] } = await ahead.result;
+      assert.notEqual(written!.xid, inTransaction, "its own transaction");
+      assert.ok(BigInt(written!.xid) < BigInt(inTransaction), "which began first");
+      throw new Error("the work failed");
+    }), /the work failed/);
+    const { rows } = await sql<{ count: number }>`select count(*)::int as count from ahead_probe`.execute(db);
+    assert.equal(rows[0]!.count, 1, "committed as it ended, whatever the transaction did after it");
+  }));
+
+Deno.test("a failing statement ahead of BEGIN fails its own result only; the transaction goes on", () =>
+  withDb(async (db) => {
+    await db.transaction().execute(async (trx) => {
+      const ahead = await aheadOfBegin(trx, sql`select 1 / 0`.compile(trx));
+      await sql`select set_config('app.probe', 'in the transaction', true)`.execute(trx);
+      await assert.rejects(ahead.result, (error: { code?: string }) => error.code === "22012");
+      assert.equal((await backendXact.execute(trx)).rows[0]!.setting, "in the transaction");
+    });
+  }));
+
+Deno.test("a statement ahead of BEGIN after the transaction's first statement is refused", () =>
+  withDb(async (db) => {
+    await assert.rejects(db.transaction().execute(async (trx) => {
+      await backendXact.execute(trx);
+      await aheadOfBegin(trx, probe.compile(trx));
     }), /must come before its transaction's first statement/);
   }));

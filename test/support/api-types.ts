@@ -1591,6 +1591,10 @@ export interface components {
         Location: string;
         /** @description How many seconds to wait before trying again. */
         RetryAfter: string;
+        /** @description The rate limit this request counted against, as the IETF draft draft-ietf-httpapi-ratelimit-headers-11 writes it: `"api-key";q=600;w=60` is 600 requests per API key in a window of 60 seconds (the default; a key may have its own). A window starts with the key's first request after the last one ended. Every request with a valid, active key counts, whatever its answer, except a 429. On a 429 for an address's unknown keys, `"failed-keys";q=20;w=60`: 20 unknown keys or wrong secrets per client address (the first X-Forwarded-For) and window, after which every request from it is refused until the window ends. */
+        RateLimitPolicy: string;
+        /** @description What is left of that limit after this request: `"api-key";r=598;t=41` is 598 more requests in the 41 seconds until the window ends (draft-ietf-httpapi-ratelimit-headers-11). */
+        RateLimit: string;
     };
     pathItems: never;
 }
@@ -9176,6 +9180,8 @@ export interface operations {
             /** @description A page of reservations. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9209,6 +9215,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:too-many-requests";
+                    };
+                };
+            };
             /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
             503: {
                 headers: {
@@ -9239,6 +9260,8 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9272,12 +9295,29 @@ export interface operations {
             /** @description No such resource in the key's property (another property's or tenant's id answers the same). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:too-many-requests";
                     };
                 };
             };
@@ -9320,6 +9360,8 @@ export interface operations {
             201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9329,6 +9371,8 @@ export interface operations {
             /** @description Recorded (or recorded before, with Idempotent-Replayed: true). */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9360,6 +9404,8 @@ export interface operations {
             /** @description No such resource in the key's property (another property's or tenant's id answers the same). */
             404: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9372,6 +9418,8 @@ export interface operations {
             /** @description The Idempotency-Key was used for a different request, or the write conflicts with the resource's state. */
             409: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9408,12 +9456,29 @@ export interface operations {
             /** @description The request is well-formed but breaks a rule of the domain. */
             422: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         type?: "urn:pms:problem:unprocessable";
+                    };
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:too-many-requests";
                     };
                 };
             };
