@@ -1,3 +1,4 @@
+import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
@@ -9,7 +10,10 @@ const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
-const sql = createPool(requireEnv("SUPABASE_DB_URL"), { applicationName: "pms-notifications-worker", generatedTypes: true });
+// DATABASE_URL (the transaction pooler) when set, else the platform's direct
+// SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
+const database = databaseConnection((name) => Deno.env.get(name));
+const sql = createPool(database.url, { applicationName: "pms-notifications-worker", generatedTypes: true, mode: database.mode });
 
 const adapters = {
   email: createSendGridAdapter({
