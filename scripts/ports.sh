@@ -4,7 +4,8 @@
 #   PMS_PORT_BASE   the base; unset: the base the stack in this tree last came up
 #                   with (kept in .stack/stack.env), else 54320, Supabase's own ports.
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
-# mail +4, Auth +5, SMS +6, the functions from +10 on.
+# mail +4, Auth +5, SMS +6, the connection pooler +9, the functions from +10 on; the
+# benchmark's own two api instances take +18 and +19 while it runs.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "${PMS_PORT_BASE:-}" ] && [ -f "$ports_root/.stack/stack.env" ]; then
   PMS_PORT_BASE=$(sed -nE "s/^PMS_PORT_BASE='?([0-9]+)'?$/\1/p" "$ports_root/.stack/stack.env")
@@ -21,8 +22,12 @@ DB_PORT=$((PMS_PORT_BASE + 2))
 MAIL_PORT=$((PMS_PORT_BASE + 4))
 AUTH_PORT=$((PMS_PORT_BASE + 5))
 SMS_PORT=$((PMS_PORT_BASE + 6))
+POOLER_PORT=$((PMS_PORT_BASE + 9))
 FUNCTIONS_FIRST_PORT=$((PMS_PORT_BASE + 10))
+BENCH_FIRST_PORT=$((PMS_PORT_BASE + 18))
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
+# PgBouncer in transaction mode in front of the same database: what the functions use.
+POOLER_URL="postgresql://postgres:postgres@127.0.0.1:$POOLER_PORT/postgres"
 API_URL="http://127.0.0.1:$API_PORT"
 AUTH_URL="http://127.0.0.1:$AUTH_PORT"
 MAIL_URL="http://127.0.0.1:$MAIL_PORT"

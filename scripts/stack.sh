@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, pgmq
-# from the pgmq crate), Supabase Auth built from its upstream source, the Edge Functions under
-# Deno behind an nginx gateway on :54321, and the SendGrid and SMS capture servers. The
-# ports follow PMS_PORT_BASE (scripts/ports.sh); unset, they are the ones above.
+# from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
+# way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
+# built from its upstream source, the Edge Functions under Deno behind an nginx gateway
+# on :54321, and the SendGrid and SMS capture servers. The ports follow PMS_PORT_BASE
+# (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
@@ -20,6 +22,7 @@ ENV_FILE="$STATE/stack.env"
 PG_MAJOR=15
 PGBIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 NGINX=/usr/sbin/nginx
+PGBOUNCER=/usr/sbin/pgbouncer
 # shellcheck source=scripts/ports.sh
 . "$ROOT/scripts/ports.sh"
 # The SMS capture server's account (Twilio-shaped: an AC SID and an auth token) and
@@ -122,6 +125,7 @@ ensure_system_packages() {
   command -v pg_prove >/dev/null || missing+=(libtap-parser-sourcehandler-pgtap-perl)
   command -v curl >/dev/null || missing+=(curl)
   [ -x "$NGINX" ] || missing+=(nginx)
+  [ -x "$PGBOUNCER" ] || missing+=(pgbouncer)
   [ ${#missing[@]} -eq 0 ] && return
   is_root || die "missing Debian packages: ${missing[*]}. Run as root, or: sudo apt-get install -y ${missing[*]}"
   say "installing ${missing[*]}"
@@ -274,7 +278,7 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
 
@@ -431,6 +435,91 @@ migrate() {
   fi
 }
 
+# PgBouncer (Debian's package) in transaction mode between the functions and Postgres,
+# standing for the transaction pooler (Supavisor, port 6543) a hosted project's
+# functions should use: a server connection is a client's for one transaction only, so
+# nothing a session keeps (a setting, a named prepared statement) may outlive one.
+# Auth, the migrations, the tests' own connections and the benchmark's SQL go direct.
+# It runs as the cluster's user (PgBouncer refuses root), from files that user can read:
+# the ini and a userlist holding the postgres role's SCRAM secret as the cluster stores
+# it, so clients authenticate with SCRAM and PgBouncer logs in to Postgres with the
+# client's proof (no password in the files).
+#   postgres      the functions' pool: 60 server connections at most
+#   one_server    one server connection for every client: the tests that prove
+#                 nothing of one transaction reaches the next use it
+#   two_servers   two: the tests that show what fails when a client's statements
+#                 meet another server connection (named prepared statements)
+# The admin console (database `pgbouncer`, user postgres) answers SHOW POOLS, CLIENTS
+# and SERVERS. application_name_add_host appends the client's address to the name a
+# server connection reports to Postgres, so a backend that came through PgBouncer is
+# told apart from a direct one in pg_stat_activity.
+pooler_dir() { if [ "$PG_HOME" = "$STATE" ]; then echo "$RUN"; else echo "$PG_HOME/run"; fi; }
+
+# Writes the ini and the userlist into <dir>; succeeds when either changed.
+write_pooler_config() { # dir
+  local dir=$1 secret
+  secret=$(psql_admin -At -c "select rolpassword from pg_authid where rolname = 'postgres'")
+  case "$secret" in SCRAM-SHA-256\$*) ;; *) die "the postgres role has no SCRAM secret for PgBouncer" ;; esac
+  printf '"postgres" "%s"\n' "$secret" > "$dir/pgbouncer-users.txt.tmp"
+  cat > "$dir/pgbouncer.ini.tmp" <<INI
+; Written by scripts/stack.sh; edits here are lost.
+[databases]
+postgres = host=127.0.0.1 port=$DB_PORT dbname=postgres
+one_server = host=127.0.0.1 port=$DB_PORT dbname=postgres pool_size=1
+two_servers = host=127.0.0.1 port=$DB_PORT dbname=postgres pool_size=2
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $POOLER_PORT
+unix_socket_dir =
+pool_mode = transaction
+auth_type = scram-sha-256
+auth_file = $dir/pgbouncer-users.txt
+admin_users = postgres
+max_client_conn = 500
+default_pool_size = 60
+application_name_add_host = 1
+log_connections = 0
+log_disconnections = 0
+INI
+  local file changed=1
+  for file in pgbouncer.ini pgbouncer-users.txt; do
+    is_root && chown postgres: "$dir/$file.tmp"
+    chmod 600 "$dir/$file.tmp"
+    if cmp -s "$dir/$file.tmp" "$dir/$file"; then
+      rm -f "$dir/$file.tmp"
+    else
+      mv "$dir/$file.tmp" "$dir/$file"; changed=0
+    fi
+  done
+  return $changed
+}
+
+pooler_answers() {
+  PGPASSWORD=postgres PGCONNECT_TIMEOUT=2 "$PGBIN/psql" -X -q -At -h 127.0.0.1 -p "$POOLER_PORT" -U postgres \
+    -d postgres -c 'select 1' >/dev/null 2>&1
+}
+
+ensure_pooler() {
+  local dir; dir=$(pooler_dir)
+  mkdir -p "$dir"; is_root && chown postgres: "$dir"
+  # A new configuration (another port base, another cluster) restarts it.
+  if write_pooler_config "$dir"; then stop_process pgbouncer; fi
+  if ! pid_alive pgbouncer; then
+    say "starting PgBouncer (transaction mode) on 127.0.0.1:$POOLER_PORT"
+    if is_root; then
+      start_process pgbouncer -- runuser -u postgres -- "$PGBOUNCER" "$dir/pgbouncer.ini"
+    else
+      start_process pgbouncer -- "$PGBOUNCER" "$dir/pgbouncer.ini"
+    fi
+  fi
+  local deadline=$((SECONDS + 30))
+  until pooler_answers; do
+    [ $SECONDS -lt $deadline ] || { tail -n 30 "$LOGS/pgbouncer.log" >&2 || true; die "PgBouncer did not answer on $POOLER_PORT (log: $LOGS/pgbouncer.log)"; }
+    sleep 0.2
+  done
+}
+
 function_names() {
   local dir
   for dir in "$ROOT"/supabase/functions/*/; do
@@ -443,9 +532,32 @@ source_fingerprint() {
   (cd "$ROOT" && find src supabase/functions local deno.json -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum | cut -c1-40
 }
 
-# Functions and the gateway restart when their sources changed since they started.
+# What every function runs with, as a hosted project's functions do: the platform's
+# variables (SUPABASE_DB_URL is the direct connection there as here) and the project's
+# secrets. DATABASE_URL is the secret that sends the functions through the transaction
+# pooler instead, as a hosted project's should (docs/deploy.md); DATABASE_POOL_MODE
+# names the pooler's mode, which the local port does not tell (src/db/connection.ts).
+function_env() {
+  FUNCTION_ENV=(
+    SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
+    DATABASE_URL="$POOLER_URL" DATABASE_POOL_MODE=transaction
+    SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY"
+    AUTH_URL="$AUTH_URL"
+    SENDGRID_API_URL="$MAIL_URL" SENDGRID_API_KEY="$SENDGRID_API_KEY"
+    NOTIFICATIONS_FROM_EMAIL="$NOTIFICATIONS_FROM_EMAIL" NOTIFICATIONS_FROM_NAME="$NOTIFICATIONS_FROM_NAME"
+    SMS_API_URL="$SMS_URL" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID"
+    SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
+    NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
+    NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
+  )
+}
+
+# Functions and the gateway restart when their sources or their settings changed since
+# they started.
 ensure_http_processes() {
-  local fingerprint; fingerprint=$(source_fingerprint)
+  function_env
+  local fingerprint
+  fingerprint=$({ source_fingerprint; printf '%s\n' "${FUNCTION_ENV[@]}"; } | sha1sum | cut -c1-40)
   if [ "$(cat "$RUN/http.fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
     stop_http_processes
   fi
@@ -463,17 +575,8 @@ ensure_http_processes() {
   for name in $(function_names); do
     routes="$routes${routes:+,}$name=$port"
     if ! pid_alive "fn-$name"; then
-      start_process "fn-$name" "${deno_env[@]}" \
+      start_process "fn-$name" "${deno_env[@]}" "${FUNCTION_ENV[@]}" \
         DENO_SERVE_ADDRESS="tcp:127.0.0.1:$port" \
-        SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL" \
-        SUPABASE_ANON_KEY="$ANON_KEY" SUPABASE_SERVICE_ROLE_KEY="$SERVICE_ROLE_KEY" \
-        AUTH_URL="$AUTH_URL" \
-        SENDGRID_API_URL="$MAIL_URL" SENDGRID_API_KEY="$SENDGRID_API_KEY" \
-        NOTIFICATIONS_FROM_EMAIL="$NOTIFICATIONS_FROM_EMAIL" NOTIFICATIONS_FROM_NAME="$NOTIFICATIONS_FROM_NAME" \
-        SMS_API_URL="$SMS_URL" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID" \
-        SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER" \
-        NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS" \
-        NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS" \
         -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
         --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
     fi
@@ -520,7 +623,7 @@ stop_http_processes() {
   for file in "$RUN"/*.pid; do
     [ -e "$file" ] || continue
     file=${file##*/}; file=${file%.pid}
-    [ "$file" = auth ] || stop_process "$file"
+    [ "$file" = auth ] || [ "$file" = pgbouncer ] || stop_process "$file"
   done
 }
 
@@ -547,6 +650,7 @@ print_status() {
    Functions URL: $API_URL/functions/v1
          API v1:  $API_URL/functions/v1/api/v1
           DB URL: $DB_URL
+      Pooler URL: $POOLER_URL (PgBouncer, transaction mode: the functions' way in)
             Auth: $auth_state
 $auth_settings
 Mail capture URL: $MAIL_URL
@@ -582,12 +686,14 @@ up() {
   ensure_auth
   migrate
   check_pgmq_version
+  ensure_pooler
   ensure_http_processes
   print_status
 }
 
 stop() {
   [ -d "$RUN" ] && stop_http_processes
+  stop_process pgbouncer
   stop_process auth
   if [ -f "$PGDATA_DIR/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" status >/dev/null 2>&1; then
     as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null

@@ -3,7 +3,8 @@ import type { DB } from "./database.ts";
 
 // Builds SQL and never connects: the adapter and compiler of the pool's dialect
 // (kysely-postgres-js uses Kysely's own Postgres ones), so the SQL is the same text
-// and meets the same prepared statement on the connection.
+// and meets the same prepared statement on the connection. Through a transaction
+// pooler nothing is prepared (src/db/pool.ts) and what is saved is the building alone.
 const compiler = new Kysely<DB>({
   dialect: {
     createAdapter: () => new PostgresAdapter(),

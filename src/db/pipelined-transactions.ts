@@ -34,6 +34,17 @@
 // commits with its own statement, whatever the next one does. So handlers are given such
 // a transaction as `Reads` (src/db/reads.ts), which offers no writes, and
 // test/db/reads.test.ts shows what a read may and may not rely on.
+//
+// Through a transaction pooler (src/db/pool.ts), the pooler gives the client a server
+// connection with BEGIN and takes it back only when an answer says the transaction has
+// ended, COMMIT's or ROLLBACK's: whatever the client wrote in between, however pipelined,
+// reaches that one server connection, so a prelude's settings are there for its
+// statement and gone for the next client (test/db/pooler.test.ts shows both through
+// PgBouncer, and that a transaction begun right behind another's COMMIT still keeps its
+// own). The pooler does not change what is sent; postgres.js does, with its prepared
+// statements off there: each statement with parameters is described before it is
+// bound, and waits a round trip for that, so the writes above are split at each such
+// statement and a read by id takes more round trips than on a direct connection.
 import {
   CompiledQuery,
   type DatabaseConnection,

@@ -2,11 +2,31 @@ import postgres from "postgres";
 
 export type Sql = postgres.Sql;
 
+// What the pool's connections reach (src/db/connection.ts decides it for the functions):
+// - "session": Postgres itself, or a session-mode pooler. A connection is one server
+//   session for its whole life, and postgres.js prepares each statement once per
+//   connection (named prepared statements, postgres.js's default) and then only binds it.
+// - "transaction": a transaction pooler (Supavisor's port 6543, PgBouncer in transaction
+//   mode). A server connection is this connection's only until its transaction ends;
+//   the next transaction, or the next statement outside one, may meet another server
+//   connection that never saw a statement prepared on the first (PgBouncer 1.18 does
+//   not carry them over, and Supavisor's documentation says to turn them off). So
+//   nothing is prepared: every statement is parsed as the unnamed statement, which
+//   lives only until the next Parse, in the same transaction. The pool-wide setting
+//   wins over a query's own `prepare: true` (kysely-postgres-js's, the worker's).
+//   postgres.js then describes each statement with parameters before binding it, a
+//   round trip more per such statement (test/db/pooler.test.ts).
+// Whatever the mode, the request's state is transaction-local: set_config(…, true)
+// only, never SET, LISTEN, session advisory locks or temporary tables.
+export type PoolMode = "session" | "transaction";
+
 export type PoolOptions = {
   max?: number;
   applicationName?: string;
   // Parse values the way src/db/database.types.ts describes them; the Kysely pool needs this.
   generatedTypes?: boolean;
+  // "session" unless said: what tests and tools connecting directly get.
+  mode?: PoolMode;
 };
 
 const oid = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 };
@@ -68,7 +88,11 @@ export function createPool(url: string, options: PoolOptions = {}): Sql {
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
-    // Every timestamp leaves the database in UTC, whatever the server's default.
+    prepare: (options.mode ?? "session") === "session",
+    // Every timestamp leaves the database in UTC, whatever the server's default. Both
+    // are startup parameters, which PgBouncer keeps per client and sets on whichever
+    // server connection the client is given (test/db/pooler.test.ts); docs/database-connection.md
+    // says what is known of a hosted pooler.
     connection: { application_name: options.applicationName ?? "pms", TimeZone: "UTC" },
   };
   return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);

@@ -321,6 +321,8 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
   const results = await pipelinedTransaction(deps.sql, (tx) =>
     queries.flatMap(({ tenantId, query }) => [
       workerContext(tx, tenantId),
+      // Prepared once per connection where the pool prepares at all: through a
+      // transaction pooler the pool's `prepare: false` wins (src/db/pool.ts).
       tx.unsafe<LoadedRow[]>(query.sql, [...query.parameters] as never[], { prepare: true }),
     ])
   );
@@ -417,7 +419,8 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
       "r.balance", "r.currency", "r.cancellation_reason",
       "c.code", "c.valid_from", "c.valid_until", "c.status as code_status",
     ])
-    // One array parameter, so every claim size runs the same prepared statement.
+    // One array parameter, so every claim size runs the same prepared statement (on a
+    // direct connection; src/db/pool.ts).
     .where(raw<boolean>`n.id = any(${notificationIds}::uuid[])`)
     .compile()
 );

@@ -54,3 +54,16 @@ Deno.test("bigint becomes a number while it is exact, and is refused past 2^53",
     await sql.end();
   }
 });
+
+Deno.test("a pool through a transaction pooler prepares nothing; a session's prepares as postgres.js does by default", async () => {
+  const transaction = createPool(NOWHERE, { max: 1, mode: "transaction" });
+  const session = createPool(NOWHERE, { max: 1, mode: "session" });
+  const unsaid = createPool(NOWHERE, { max: 1 });
+  try {
+    assert.equal(transaction.options.prepare, false);
+    assert.equal(session.options.prepare, true);
+    assert.equal(unsaid.options.prepare, true);
+  } finally {
+    await Promise.all([transaction.end(), session.end(), unsaid.end()]);
+  }
+});

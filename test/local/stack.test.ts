@@ -46,6 +46,7 @@ Deno.test("the status block shows Auth running with the version its binary repor
   assert.match(status.stdout, new RegExp(`^ +Auth: running ${version.replaceAll(".", "\\.")}, built from `, "m"));
   assert.match(status.stdout, /sign-up on, email confirmations off, site URL http:\/\/127\.0\.0\.1:3000/);
   assert.match(status.stdout, /JWT expiry 3600s, refresh token rotation on \(reuse interval 10s\)/);
+  assert.match(status.stdout, new RegExp(`^ +Pooler URL: ${RegExp.escape(stack.poolerUrl)} \\(PgBouncer, transaction mode`, "m"));
 });
 
 Deno.test("no test, script or walk-through writes Auth's users or sessions, or signs a session token itself", async () => {

@@ -7,8 +7,8 @@ import { createApi } from "../../src/app.ts";
 import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
-import { createPool, fixedPool } from "../../src/db/pool.ts";
-import { stack } from "./stack.ts";
+import { createPool, fixedPool, type PoolMode } from "../../src/db/pool.ts";
+import { functionsDatabase, stack } from "./stack.ts";
 
 export type AuthProcess = { url: string; stop(): Promise<void> };
 
@@ -94,11 +94,14 @@ export type InProcessApi = { handle(request: Request): Promise<Response>; close(
 // The api function's app, built in this process with the real adapter aimed at the Auth
 // at `authUrl`: what the API answers when Auth is configured otherwise than the stack's.
 // `verifier` changes how it verifies tokens (the legacy secret, the key set's cache).
+// It reaches the database as the api function does (through the pooler) unless
+// `database` names another way.
 export function apiWithAuthAt(
   authUrl: string,
   verifier: Partial<Pick<AccessTokenVerifierDeps, "jwtSecret" | "jwksCacheMaxAgeMs" | "jwksCooldownMs">> = {},
+  database: { url: string; mode: PoolMode } = functionsDatabase(),
 ): InProcessApi {
-  const sql = createPool(stack.dbUrl, { max: 2, generatedTypes: true });
+  const sql = createPool(database.url, { max: 2, generatedTypes: true, mode: database.mode });
   const now = () => Date.now();
   const handle = createApi({
     pool: fixedPool(sql),

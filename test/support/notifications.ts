@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne, type Schemas } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
-import { stack } from "./stack.ts";
+import { functionsDatabase, stack } from "./stack.ts";
 import { type ScriptedResponse, sleep } from "../../local/capture.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
@@ -108,7 +108,9 @@ export async function runWorkerInProcess(change: {
 } = {}): Promise<{ run: RunSummary; logs: LogLine[] }> {
   const logs: LogLine[] = [];
   const settings = stack.notifications;
-  const sql = createPool(stack.dbUrl, { max: 2, applicationName: "notifications-test", generatedTypes: true });
+  // Through the pooler, as the worker function connects.
+  const database = functionsDatabase();
+  const sql = createPool(database.url, { max: 2, applicationName: "notifications-test", generatedTypes: true, mode: database.mode });
   try {
     const run = await runWorkerWith({
       sql,

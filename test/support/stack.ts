@@ -34,8 +34,21 @@ export const stack = {
   get v1() {
     return `${setting("API_URL")}/functions/v1/api/v1`;
   },
+  // Postgres itself: Auth, the migrations and the tests' own fixtures and checks.
   get dbUrl() {
     return setting("DB_URL");
+  },
+  // PgBouncer in transaction mode before the same database: how the functions connect
+  // (scripts/stack.sh gives them DATABASE_URL and DATABASE_POOL_MODE=transaction), and
+  // so how a function's code run in a test's own process connects (functionsDatabase).
+  get poolerUrl() {
+    return setting("POOLER_URL");
+  },
+  // The pooler's admin console (SHOW POOLS, CLIENTS, SERVERS).
+  get poolerAdminUrl() {
+    const url = new URL(setting("POOLER_URL"));
+    url.pathname = "/pgbouncer";
+    return url.href;
   },
   get authUrl() {
     return setting("AUTH_URL");
@@ -94,6 +107,12 @@ export const stack = {
     },
   },
 };
+
+// The connection a function's code gets when a test runs it in its own process: the one
+// the stack's functions get.
+export function functionsDatabase(): { url: string; mode: "transaction" } {
+  return { url: stack.poolerUrl, mode: "transaction" };
+}
 
 // An error's body, as the document describes it.
 export type Problem = components["schemas"]["Problem"];

@@ -1,6 +1,7 @@
 import { createApi } from "../../../src/app.ts";
 import { createAccessTokenVerifier } from "../../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../../src/auth/supabase-auth.ts";
+import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
@@ -22,8 +23,12 @@ if (!Number.isFinite(jwksCacheSeconds) || jwksCacheSeconds < 0) {
   throw new Error("AUTH_JWKS_CACHE_SECONDS must be a number of seconds, 0 or more");
 }
 
-const databaseUrl = requireEnv("SUPABASE_DB_URL");
-const pool = renewablePool(() => createPool(databaseUrl, { applicationName: "pms-api", generatedTypes: true }));
+// DATABASE_URL (the transaction pooler) when set, else the platform's direct
+// SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
+const database = databaseConnection((name) => Deno.env.get(name));
+const pool = renewablePool(() =>
+  createPool(database.url, { applicationName: "pms-api", generatedTypes: true, mode: database.mode })
+);
 
 const api = createApi({
   pool,

@@ -1,3 +1,4 @@
+import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
@@ -9,8 +10,12 @@ const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
-const databaseUrl = requireEnv("SUPABASE_DB_URL");
-const pool = renewablePool(() => createPool(databaseUrl, { applicationName: "pms-notifications-worker", generatedTypes: true }));
+// DATABASE_URL (the transaction pooler) when set, else the platform's direct
+// SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
+const database = databaseConnection((name) => Deno.env.get(name));
+const pool = renewablePool(() =>
+  createPool(database.url, { applicationName: "pms-notifications-worker", generatedTypes: true, mode: database.mode })
+);
 
 const adapters = {
   email: createSendGridAdapter({
