@@ -52,14 +52,24 @@ grant create on database postgres to supabase_auth_admin;
 alter role supabase_auth_admin set search_path = auth;
 
 -- Objects that migrations create in public are reachable by the API roles,
--- and RLS policies decide which rows they see.
+-- and RLS policies decide which rows they see. Supabase sets these default privileges
+-- when it makes the project, before any migration, and migrations may change them
+-- (20261124000300_data_api_door.sql takes anon's share back): they are set only on a
+-- database no migration has run on yet, so that a restart does not undo a migration.
 grant usage on schema public to anon, authenticated, service_role;
-alter default privileges for role postgres in schema public
-  grant all on tables to anon, authenticated, service_role;
-alter default privileges for role postgres in schema public
-  grant all on sequences to anon, authenticated, service_role;
-alter default privileges for role postgres in schema public
-  grant all on functions to anon, authenticated, service_role;
+do $defaults$
+begin
+  if exists (select from pg_namespace where nspname = 'supabase_migrations') then
+    return;
+  end if;
+  alter default privileges for role postgres in schema public
+    grant all on tables to anon, authenticated, service_role;
+  alter default privileges for role postgres in schema public
+    grant all on sequences to anon, authenticated, service_role;
+  alter default privileges for role postgres in schema public
+    grant all on functions to anon, authenticated, service_role;
+end
+$defaults$;
 
 -- Supabase's per-role statement limits.
 alter role anon set statement_timeout = '3s';
