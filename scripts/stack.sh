@@ -479,6 +479,10 @@ admin_users = postgres
 max_client_conn = 500
 default_pool_size = 60
 application_name_add_host = 1
+; After a failed login to Postgres (a restart), try again after 1 s, not the default
+; 15 s during which every client is refused: the functions recover within seconds of
+; Postgres being back (test/db/connection-loss.test.ts).
+server_login_retry = 1
 log_connections = 0
 log_disconnections = 0
 INI

@@ -14,6 +14,7 @@
 // because a connection that closed with a write pending never recovers in postgres.js.
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from "kysely";
 import type postgres from "postgres";
+import type { Logger } from "../http/router.ts";
 import type { RenewablePool, Sql } from "./pool.ts";
 
 // postgres.js's own codes for a connection that is gone, and the socket's.
@@ -54,17 +55,32 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 // The session behind the connection is over: the socket closed, the connection stopped
-// answering, or the server sent a FATAL error, after which it closes the connection.
+// answering, the server sent a FATAL error, after which it closes the connection, or a
+// connection exception (class 08). PgBouncer reports its own failures as 08P01 ("server
+// conn crashed?", "server login has been failing") and then closes the client; it names
+// no severity postgres.js reads as such, so the class is what tells.
 export function endsSession(error: unknown): boolean {
   const { code, severity } = fieldsOf(error);
-  return (typeof code === "string" && (lostConnectionCodes.has(code) || code === STALLED)) || severity === "FATAL" ||
-    severity === "PANIC";
+  return (typeof code === "string" && (lostConnectionCodes.has(code) || code === STALLED || code.startsWith("08"))) ||
+    severity === "FATAL" || severity === "PANIC";
 }
 
 // A pool is replaced only when a connection it had established was lost (see
 // RenewablePool): not for a connection that could not be made, which leaves nothing
 // behind, and which a new pool would meet again at once while the database is away.
-const establishedConnectionLost = new Set(["CONNECTION_CLOSED", "ECONNRESET", "EPIPE", STALLED, "57P01", "57P02", "08006", "08003"]);
+// 08P01 is the transaction pooler's: its client connection was established, and it is
+// closing it.
+const establishedConnectionLost = new Set([
+  "CONNECTION_CLOSED",
+  "ECONNRESET",
+  "EPIPE",
+  STALLED,
+  "57P01",
+  "57P02",
+  "08006",
+  "08003",
+  "08P01",
+]);
 
 export function poisonsPool(error: unknown): boolean {
   const { code } = fieldsOf(error);
@@ -216,4 +232,31 @@ export async function pipelinedTransaction(sql: Sql, statements: (tx: postgres.R
   } finally {
     if (!sessionEnded) tx.release();
   }
+}
+
+// postgres.js runs a query of its own on every new connection before the connection's
+// first statement: it reads the array types (fetchArrayTypes, connection.js), and drops
+// that query's promise. When the connection is lost at that moment, as when a
+// transaction pooler closes its clients while Postgres restarts, the rejection reaches
+// no one, and Deno ends the process on an unhandled rejection: every request after it
+// would fail. The request that opened the connection is not left waiting: its own
+// statement fails with the connection. So a rejection no one handled that says the
+// database is unavailable is logged and absorbed here; any other still ends the process.
+// Returns what removes the listener.
+export function absorbingOrphanedConnectionErrors(
+  target: EventTarget,
+  logger: Pick<Logger, "warn">,
+): () => void {
+  const absorb = (event: Event) => {
+    const { reason } = event as PromiseRejectionEvent;
+    if (!isDatabaseUnavailable(reason)) return;
+    event.preventDefault();
+    const { code } = fieldsOf(reason);
+    logger.warn("a database connection was lost under a query no request awaited", {
+      code,
+      reason: reason instanceof Error ? reason.message : String(reason),
+    });
+  };
+  target.addEventListener("unhandledrejection", absorb);
+  return () => target.removeEventListener("unhandledrejection", absorb);
 }

@@ -2,8 +2,16 @@
 // the problem body (never a 500, never a hang), the function recovers by itself within
 // seconds, and no write is lost or doubled. src/db/connection-loss.ts is what makes it so.
 import assert from "node:assert/strict";
+import {
+  absorbingOrphanedConnectionErrors,
+  endsSession,
+  isDatabaseUnavailable,
+  poisonsPool,
+} from "../../src/db/connection-loss.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { expectProblem, withFixture } from "../support/api.ts";
-import { createStay } from "../support/domain.ts";
+import { createStay, readReservation } from "../support/domain.ts";
+import { adminSql } from "../support/session.ts";
 
 // No request may take longer than this, however the restart falls.
 const BOUNDED_MS = 20_000;
@@ -34,6 +42,31 @@ Deno.test("Postgres restarted while requests are in flight: 2xx or 503 with the 
       outcomes.push({ kind, name, status: response.status, ms: performance.now() - started, response });
     };
 
+    // One request surely in flight when Postgres stops: a PATCH waiting on a row lock
+    // another session holds. The lock holder's session ends with the restart too.
+    const before = await readReservation(api, stay.reservation.id);
+    const locker = adminSql();
+    let lockHeld!: () => void, releaseLock!: () => void;
+    const holding = new Promise<void>((resolve) => lockHeld = resolve);
+    const released = new Promise<void>((resolve) => releaseLock = resolve);
+    const held = locker.begin(async (tx) => {
+      await tx`select id from public.reservations where id = ${stay.reservation.id} for update`;
+      lockHeld();
+      await released; // after the restart, which has ended this session
+    }).catch(() => {});
+    await holding;
+    const blockedStarted = performance.now();
+    const blocked = api.patch(`/reservations/${stay.reservation.id}`, { notes: "never saved" })
+      .then((response) => ({ response, ms: performance.now() - blockedStarted }));
+    for (let waited = 0;; waited += 50) {
+      const [waiting] = await sql<{ count: number }[]>`
+        select count(*)::int as count from pg_catalog.pg_stat_activity
+        where wait_event_type = 'Lock' and application_name like 'pms-api%'`;
+      if ((waiting?.count ?? 0) > 0) break;
+      assert.ok(waited < 5_000, "the PATCH never reached the lock");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
     let restarted = false;
     const restart = (async () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -46,6 +79,10 @@ Deno.test("Postgres restarted while requests are in flight: 2xx or 503 with the 
       while (!restarted) await Promise.all(Array.from({ length: 8 }, (_, i) => send(i % 2 === 0 ? "read" : "write")));
     })();
     await Promise.all([restart, load]);
+    const { response: blockedResponse, ms: blockedMs } = await blocked;
+    releaseLock();
+    await held;
+    await locker.end({ timeout: 0 });
 
     // Recovery: within a few seconds the API answers again, and then keeps answering.
     const deadline = Date.now() + 10_000;
@@ -59,8 +96,16 @@ Deno.test("Postgres restarted while requests are in flight: 2xx or 503 with the 
     const after = await Promise.all(Array.from({ length: 20 }, () => api.get(`/reservations/${stay.reservation.id}`)));
     assert.deepEqual(after.map((response) => response.status), Array(20).fill(200), "every request after recovery succeeds");
 
+    // The request in flight when Postgres stopped: 503, bounded, and nothing of it saved.
+    await expectProblem("PATCH", "/v1/reservations/{id}", blockedResponse, 503, "service-unavailable");
+    assert.match(blockedResponse.headers.get("retry-after") ?? "", /^\d+$/);
+    assert.ok(blockedMs < BOUNDED_MS, `the PATCH in flight took ${Math.round(blockedMs)} ms`);
+    const afterRestart = await readReservation(api, stay.reservation.id);
+    assert.equal(afterRestart.body.notes, before.body.notes, "nothing of the PATCH in flight was saved");
+
+    // Through a transaction pooler, a request that arrives while Postgres is down may
+    // simply wait for it; one whose transaction was open answers 503.
     const unavailable = outcomes.filter((outcome) => outcome.status === 503);
-    assert.ok(unavailable.length > 0, "the restart fell on requests in flight");
     for (const outcome of outcomes) {
       assert.ok([200, 204, 503].includes(outcome.status), `${outcome.kind} answered ${outcome.status}`);
       assert.ok(outcome.ms < BOUNDED_MS, `${outcome.kind} took ${Math.round(outcome.ms)} ms`);
@@ -82,3 +127,100 @@ Deno.test("Postgres restarted while requests are in flight: 2xx or 503 with the 
     }
     assert.ok([...copies.values()].every((count) => count === 1), "no guest doubled");
   }));
+
+// Below, a connection lost under the query postgres.js sends by itself. The pooler is a
+// socket scripted to do what PgBouncer 1.18 does to a new client while Postgres
+// restarts (its log: "server login has been failing, try again later"): it answers the
+// client's startup itself, from what it knows of the server, then answers the first
+// query with an 08P01 error and closes the connection. On a new postgres.js connection
+// that first query is its own array-type query, whose promise nobody holds.
+const encoder = new TextEncoder();
+
+function message(type: string, body: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + body.length);
+  out[0] = type.charCodeAt(0);
+  new DataView(out.buffer).setInt32(1, 4 + body.length);
+  out.set(body, 5);
+  return out;
+}
+
+function int32s(...values: number[]): Uint8Array {
+  const out = new Uint8Array(4 * values.length);
+  values.forEach((value, i) => new DataView(out.buffer).setInt32(4 * i, value));
+  return out;
+}
+
+const cstrings = (...values: string[]) => encoder.encode(values.map((value) => `${value}\0`).join(""));
+
+// Reads the client's startup message (length-prefixed, no type byte) and then waits
+// for any one message after it.
+async function readStartupThenQuery(connection: Deno.Conn, answerStartup: () => Promise<void>) {
+  const buffer = new Uint8Array(64 * 1024);
+  let received = 0;
+  let startupAnswered = false;
+  for (;;) {
+    const read = await connection.read(buffer.subarray(received));
+    if (read === null) return;
+    received += read;
+    if (!startupAnswered && received >= 4) {
+      const length = new DataView(buffer.buffer).getInt32(0);
+      if (received >= length) {
+        startupAnswered = true;
+        received -= length;
+        buffer.copyWithin(0, length, length + received);
+        await answerStartup();
+      }
+    }
+    if (startupAnswered && received > 0) return;
+  }
+}
+
+function poolerRefusingLogins() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    for await (const connection of listener) {
+      await readStartupThenQuery(connection, async () => {
+        await connection.write(message("R", int32s(0))); // AuthenticationOk
+        await connection.write(message("S", cstrings("server_version", "15.18")));
+        await connection.write(message("S", cstrings("client_encoding", "UTF8")));
+        await connection.write(message("K", int32s(4242, 1)));
+        await connection.write(message("Z", encoder.encode("I")));
+      });
+      await connection.write(message(
+        "E",
+        cstrings("SERROR", "C08P01", "Mserver login has been failing, try again later (server_login_retry)", ""),
+      )).catch(() => {});
+      connection.close();
+    }
+  })();
+  return {
+    url: `postgresql://postgres:postgres@127.0.0.1:${(listener.addr as Deno.NetAddr).port}/postgres`,
+    async close() {
+      listener.close();
+      await served.catch(() => {});
+    },
+  };
+}
+
+Deno.test("a pooler closing a new connection at postgres.js's own first query: the statement fails as unavailable, and the rejection no one awaited is logged, not fatal", async () => {
+  const pooler = poolerRefusingLogins();
+  const warnings: Record<string, unknown>[] = [];
+  const stopAbsorbing = absorbingOrphanedConnectionErrors(globalThis, {
+    warn: (_message, fields = {}) => warnings.push(fields),
+  });
+  const sql = createPool(pooler.url, { applicationName: "pms-test", mode: "transaction" });
+  try {
+    const error = await sql`select 1`.then(() => null, (error: unknown) => error);
+    assert.ok(isDatabaseUnavailable(error), `the statement failed with ${String(error)}`);
+    assert.ok(endsSession(error) && poisonsPool(error), "the session is over and the pool is replaced");
+    // The type query's rejection is reported after the statement's.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(warnings.length >= 1, "the orphaned rejection was absorbed and logged");
+    assert.ok(warnings.every((fields) => isDatabaseUnavailable(fields)), JSON.stringify(warnings));
+  } finally {
+    stopAbsorbing();
+    await sql.end({ timeout: 0 });
+    await pooler.close();
+  }
+});
+

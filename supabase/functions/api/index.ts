@@ -1,6 +1,7 @@
 import { createApi } from "../../../src/app.ts";
 import { createAccessTokenVerifier } from "../../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../../src/auth/supabase-auth.ts";
+import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
@@ -22,6 +23,10 @@ const jwksCacheSeconds = Number(Deno.env.get("AUTH_JWKS_CACHE_SECONDS") || 600);
 if (!Number.isFinite(jwksCacheSeconds) || jwksCacheSeconds < 0) {
   throw new Error("AUTH_JWKS_CACHE_SECONDS must be a number of seconds, 0 or more");
 }
+
+// A connection lost under postgres.js's own query must not end the function
+// (src/db/connection-loss.ts says how that happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
 
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct
 // SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.

@@ -1,3 +1,4 @@
+import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
@@ -9,6 +10,10 @@ import { createWorkerHandler } from "../../../src/notifications/worker-handler.t
 const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
+
+// A connection lost under postgres.js's own query must not end the function
+// (src/db/connection-loss.ts says how that happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
 
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct
 // SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
