@@ -11,22 +11,24 @@ import { type LoadResult, runLoad } from "./wrk.ts";
 export const CONCURRENCIES = [1, 8, 32, 128] as const;
 export const V1_PATH = "/functions/v1/api/v1";
 const CEILING_PATH = "/functions/v1/bench-ceiling";
-const WARM_UP_SECONDS = 2;
+export const WARM_UP_SECONDS = 2;
 
 export type ReadRoute = "list" | "get";
 
-export const readRoutes: Record<ReadRoute, { label: string; pgbenchScript: URL; lua: (tenant: number) => string }> = {
+// `v1` is where /v1 is: the gateway's path to the api function by default, or /api/v1
+// on a function's own port.
+export const readRoutes: Record<ReadRoute, { label: string; pgbenchScript: URL; lua: (tenant: number, v1?: string) => string }> = {
   list: {
     label: "GET /v1/reservations?limit=20",
     pgbenchScript: new URL("./pgbench/reservations-list.sql", import.meta.url),
-    lua: () => `request = function() return wrk.format("GET", "${V1_PATH}/reservations?limit=20") end`,
+    lua: (_, v1 = V1_PATH) => `request = function() return wrk.format("GET", "${v1}/reservations?limit=20") end`,
   },
   get: {
     label: "GET /v1/reservations/{id}",
     pgbenchScript: new URL("./pgbench/reservations-get.sql", import.meta.url),
-    lua: (tenant) => `${LUA_IDS}
+    lua: (tenant, v1 = V1_PATH) => `${LUA_IDS}
 request = function()
-  return wrk.format("GET", "${V1_PATH}/reservations/" .. reservation_id(${tenant}, math.random(1, ${RESERVATIONS_PER_TENANT})))
+  return wrk.format("GET", "${v1}/reservations/" .. reservation_id(${tenant}, math.random(1, ${RESERVATIONS_PER_TENANT})))
 end`,
   },
 };
@@ -41,7 +43,7 @@ export type ReadContext = {
   log: (line: string) => void;
 };
 
-function headersFor(context: ReadContext, tenant: number): Record<string, string> {
+export function headersFor(context: ReadContext, tenant: number): Record<string, string> {
   return { authorization: `Bearer ${context.token}`, "x-tenant-id": tenantId(tenant) };
 }
 

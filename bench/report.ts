@@ -1,5 +1,6 @@
 // What a run found, as JSON (everything measured) and as the Markdown tables the README
 // shows. Ratios are the point: both sides of each are measured in the same run.
+import type { DirectAndPooled } from "./direct-and-pooled.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
 import type { PipelineResult } from "./pipeline.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
@@ -10,6 +11,8 @@ export type RouteResults = { api: LoadResult[]; sqlCeiling: SqlLoadResult[]; htt
 
 export type Measurements = {
   reads: Record<ReadRoute, RouteResults>;
+  // The same reads from two api instances, connected directly and through the pooler.
+  directAndPooled: DirectAndPooled;
   // Item 1's reads again while the database holds one bench tenant only.
   oneTenantReads: Record<ReadRoute, LoadResult[]>;
   writes: WriteResults;
@@ -38,6 +41,8 @@ export type Report = RunInfo & {
     apiShareOfLowerCeiling: Record<ReadRoute, number[]>;
     // Mean latency with 1,000 tenants over the same with one, per route and concurrency.
     scale: Record<ReadRoute, number[]>;
+    // Req/s through the pooler over req/s connected directly, per route and concurrency.
+    pooledOverDirect: Record<ReadRoute, number[]>;
     // 1 - check-ins/s with the trigger over check-ins/s without it.
     triggerCost: number;
     pipelineShareOfPgmqCeiling: number;
@@ -54,13 +59,16 @@ function lowerCeiling(route: RouteResults, index: number): number {
 }
 
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, oneTenantReads, writes, pipeline } = measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline } = measurements;
   const share = (route: ReadRoute) =>
     CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i));
   const scale = (route: ReadRoute) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs);
+  const pooledOverDirect = (route: ReadRoute) =>
+    CONCURRENCIES.map((_, i) => directAndPooled[route].pooled[i]!.requestsPerSecond / directAndPooled[route].direct[i]!.requestsPerSecond);
   const ratios = {
     apiShareOfLowerCeiling: { list: share("list"), get: share("get") },
     scale: { list: scale("list"), get: scale("get") },
+    pooledOverDirect: { list: pooledOverDirect("list"), get: pooledOverDirect("get") },
     triggerCost: 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond,
     pipelineShareOfPgmqCeiling: pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond,
   };
@@ -76,7 +84,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     { name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.3", met: scaleAt32 < 1.3 },
   ];
   const errors = routes.reduce((sum, route) =>
-    sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route]].reduce((s, r) => s + r.errors, 0) +
+    sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route], ...directAndPooled[route].direct,
+      ...directAndPooled[route].pooled].reduce((s, r) => s + r.errors, 0) +
     reads[route].sqlCeiling.reduce((s, r) => s + r.errors, 0), 0) +
     writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors;
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
@@ -86,7 +95,7 @@ const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { min
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
 
 export function markdown(report: Report): string {
-  const { reads, oneTenantReads, writes, pipeline } = report.measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline } = report.measurements;
   const lines: string[] = [];
   lines.push(
     `Run ${report.date} at commit \`${report.commit}\`${report.dirty ? " (with uncommitted changes)" : ""}, ${report.cores} cores, ` +
@@ -105,6 +114,26 @@ export function markdown(report: Report): string {
         `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
           `${api.errors} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
           `${percent(report.ratios.apiShareOfLowerCeiling[route][i]!)} |`,
+      );
+    });
+  }
+  lines.push(
+    "",
+    "**Direct and through the pooler** (the same reads from two api instances the bench starts from `supabase/functions/api/index.ts`, " +
+      "loaded on their own ports without the gateway, side by side at each point: one connected directly with prepared statements, " +
+      "as with `SUPABASE_DB_URL` alone; one through PgBouncer in transaction mode without them, as the stack's functions and a hosted project's should run)",
+    "",
+    "| route | conn | direct req/s | p50 ms | p99 ms | pooled req/s | p50 ms | p99 ms | errors | pooled / direct |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  );
+  for (const route of routes) {
+    CONCURRENCIES.forEach((connections, i) => {
+      const direct = directAndPooled[route].direct[i]!;
+      const pooled = directAndPooled[route].pooled[i]!;
+      lines.push(
+        `| ${readRoutes[route].label} | ${connections} | ${fixed(direct.requestsPerSecond)} | ${fixed(direct.p50Ms, 1)} | ${fixed(direct.p99Ms, 1)} | ` +
+          `${fixed(pooled.requestsPerSecond)} | ${fixed(pooled.p50Ms, 1)} | ${fixed(pooled.p99Ms, 1)} | ${direct.errors + pooled.errors} | ` +
+          `${percent(report.ratios.pooledOverDirect[route][i]!)} |`,
       );
     });
   }

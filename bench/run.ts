@@ -7,6 +7,7 @@
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
+import { directAndPooled } from "./direct-and-pooled.ts";
 import { benchOwner, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
@@ -93,6 +94,9 @@ try {
   log("== 1 and 2. API reads for one tenant among 1,000, each point beside its ceilings: the same SQL with pgbench, a bare function through the gateway");
   const { api, sql: sqlCeilings, http: httpCeilings } = await readsWithCeilings(readContext, bodyBytes, READ_TENANT);
 
+  log("== 1, both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
+  const bothWays = await directAndPooled(readContext, READ_TENANT);
+
   log("== 3. writes");
   const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
   // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
@@ -118,6 +122,7 @@ try {
       list: { api: api.list, sqlCeiling: sqlCeilings.list, httpCeiling: httpCeilings.list, bodyBytes: bodyBytes.list },
       get: { api: api.get, sqlCeiling: sqlCeilings.get, httpCeiling: httpCeilings.get, bodyBytes: bodyBytes.get },
     },
+    directAndPooled: bothWays,
     oneTenantReads,
     writes: writeResults,
     pipeline: pipelineResult,

@@ -41,8 +41,9 @@ async function show(what: "clients" | "servers" | "pools"): Promise<Record<strin
   }
 }
 
-function kysely(database: PoolerDatabase, mode: PoolMode = "transaction", max = 1): Kysely<DB> {
-  return createDb(createPool(poolerUrl(database), { max, generatedTypes: true, mode }));
+// The functions' Kysely, on one connection to an entry of the pooler.
+function kysely(database: PoolerDatabase): Kysely<DB> {
+  return createDb(createPool(poolerUrl(database), { max: 1, generatedTypes: true, mode: "transaction" }));
 }
 
 // A bare postgres.js client on the same entry: another client of the pooler.
@@ -50,7 +51,8 @@ function otherClient(database: PoolerDatabase): postgres.Sql {
   return postgres(poolerUrl(database), { max: 1, prepare: false, onnotice: () => {} });
 }
 
-const SESSION_BOUND_NAMES = ["pms-api", "pms-notifications-worker"];
+// The application_name each function connects with.
+const FUNCTION_NAMES = ["pms-api", "pms-notifications-worker"];
 
 Deno.test("the functions reach Postgres through PgBouncer in transaction mode, and never directly", () =>
   withFixture(async (fixture) => {
@@ -65,7 +67,7 @@ Deno.test("the functions reach Postgres through PgBouncer in transaction mode, a
     assert.equal(pools.find((pool) => pool.database === "postgres")?.pool_mode, "transaction");
     // Each function's pool is a client of PgBouncer's `postgres` entry. PgBouncer names a
     // client by its application_name and its address (application_name_add_host).
-    for (const name of SESSION_BOUND_NAMES) {
+    for (const name of FUNCTION_NAMES) {
       const theirs = clients.filter((row) => row.database === "postgres" && String(row.application_name).startsWith(`${name} - `));
       assert.ok(theirs.length > 0, `${name} is a client of PgBouncer: ${JSON.stringify(clients.map((row) => row.application_name))}`);
     }
@@ -76,7 +78,7 @@ Deno.test("the functions reach Postgres through PgBouncer in transaction mode, a
     const backends = await fixture.sql<{ pid: number; name: string }[]>`
       select pid, application_name as name from pg_stat_activity
       where application_name like 'pms-api%' or application_name like 'pms-notifications-worker%'`;
-    assert.deepEqual(backends.filter((backend) => SESSION_BOUND_NAMES.includes(backend.name)), [], "no direct connection");
+    assert.deepEqual(backends.filter((backend) => FUNCTION_NAMES.includes(backend.name)), [], "no direct connection");
     const serverPids = new Set(servers.map((server) => Number(server.remote_pid)));
     assert.deepEqual(backends.filter((backend) => !serverPids.has(backend.pid)), [], "every such backend is PgBouncer's");
   }));

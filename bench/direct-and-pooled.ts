@@ -1,0 +1,134 @@
+// Item 1's reads again, connected both ways a function may reach the database, side by
+// side: two api instances the bench starts itself from supabase/functions/api/index.ts,
+// each on a port of its own (scripts/ports.sh: base + 18 and + 19), loaded there without
+// the gateway, so that the way to the database is all that differs between them:
+// - direct: SUPABASE_DB_URL alone, as on a hosted project without DATABASE_URL: Postgres
+//   itself, each statement prepared once per connection;
+// - pooled: DATABASE_URL to the stack's PgBouncer in transaction mode, as the stack's
+//   functions run and a hosted project's should (docs/deploy.md): nothing prepared.
+// At each concurrency both run, one after the other, the order alternating between
+// points. Before measuring, the database says which way each went.
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { stack } from "../test/support/stack.ts";
+import { CONCURRENCIES, describe, headersFor, type ReadContext, type ReadRoute, readRoutes, WARM_UP_SECONDS } from "./reads.ts";
+import { type LoadResult, runLoad } from "./wrk.ts";
+
+export type Path = "direct" | "pooled";
+export type DirectAndPooled = Record<ReadRoute, Record<Path, LoadResult[]>>;
+
+// Where /v1 is on a function's own port: the platform hands a function its name first.
+const FUNCTION_V1 = "/api/v1";
+const ENTRYPOINT = new URL("../supabase/functions/api/index.ts", import.meta.url);
+const CONFIG = new URL("../deno.json", import.meta.url);
+// The application_name the api function connects with.
+const API_NAME = "pms-api";
+
+type Instance = { path: Path; origin: string; process: Deno.ChildProcess };
+
+function firstPort(): number {
+  const port = Number(Deno.env.get("BENCH_FIRST_PORT"));
+  if (!Number.isInteger(port) || port <= 0) throw new Error("BENCH_FIRST_PORT must be set: scripts/bench.sh takes it from scripts/ports.sh");
+  return port;
+}
+
+// The stack's functions' settings for the api, but for the database: only what it reads.
+function start(path: Path, port: number): Instance {
+  const database: Record<string, string> = path === "direct" ? {} : { DATABASE_URL: stack.poolerUrl, DATABASE_POOL_MODE: "transaction" };
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--config", CONFIG.pathname, ENTRYPOINT.pathname],
+    clearEnv: true,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "",
+      HOME: Deno.env.get("HOME") ?? "",
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? "",
+      NO_COLOR: "1",
+      DENO_SERVE_ADDRESS: `tcp:127.0.0.1:${port}`,
+      SUPABASE_URL: stack.apiUrl,
+      SUPABASE_ANON_KEY: stack.anonKey,
+      SUPABASE_DB_URL: stack.dbUrl,
+      AUTH_URL: stack.authUrl,
+      ...database,
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  return { path, origin: `http://127.0.0.1:${port}`, process };
+}
+
+async function ready(instance: Instance): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = await fetch(`${instance.origin}${FUNCTION_V1}/health`).then(
+      async (response) => (await response.body?.cancel(), response.status),
+      () => 0,
+    );
+    if (status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the ${instance.path} api instance did not answer on ${instance.origin}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+// The direct instance's backends carry its application_name as it sent it; the pooled
+// instance's connections are PgBouncer's clients, whose names PgBouncer gives the
+// server connections with the client's address appended. The stack's own api function
+// connects through PgBouncer too, but made no connection since the instances started.
+async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
+  const [direct] = await sql<{ backends: number }[]>`
+    select count(*)::int as backends from pg_stat_activity where application_name = ${API_NAME} and backend_start >= ${since}`;
+  assert.ok(direct!.backends > 0, "the direct instance has backends of its own");
+  const admin = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
+  try {
+    const clients = await admin.unsafe<{ application_name: string; connect_time: string }[]>("show clients");
+    const pooled = clients.filter((client) =>
+      client.application_name.startsWith(`${API_NAME} - `) && new Date(client.connect_time.replace(" UTC", "Z")) >= since
+    );
+    assert.ok(pooled.length > 0, "the pooled instance is a client of PgBouncer");
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function directAndPooled(context: ReadContext, tenant: number): Promise<DirectAndPooled> {
+  const port = firstPort();
+  // PgBouncer gives connect times to the second.
+  const since = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const instances = [start("direct", port), start("pooled", port + 1)];
+  try {
+    await Promise.all(instances.map(ready));
+    const results: DirectAndPooled = { list: { direct: [], pooled: [] }, get: { direct: [], pooled: [] } };
+    for (const route of ["list", "get"] as const) {
+      const { label } = readRoutes[route];
+      const point = (instance: Instance) => ({
+        origin: instance.origin,
+        requestScript: readRoutes[route].lua(tenant, FUNCTION_V1),
+        headers: headersFor(context, tenant),
+      });
+      for (const instance of instances) {
+        const check = await fetch(`${instance.origin}${FUNCTION_V1}/reservations?limit=20`, { headers: headersFor(context, tenant) });
+        const body = await check.text();
+        assert.equal(check.status, 200, `the ${instance.path} instance answered ${check.status}: ${body}`);
+        await runLoad({ ...point(instance), connections: 8, seconds: WARM_UP_SECONDS });
+      }
+      if (route === "list") await assertPaths(context.sql, since);
+      for (const [at, connections] of CONCURRENCIES.entries()) {
+        for (const instance of at % 2 === 0 ? instances : [...instances].reverse()) {
+          const result = await runLoad({ ...point(instance), connections, seconds: context.seconds });
+          context.log(`  ${label} c=${connections} ${instance.path}: ${describe(result)}`);
+          results[route][instance.path].push(result);
+        }
+      }
+    }
+    return results;
+  } finally {
+    for (const instance of instances) {
+      try {
+        instance.process.kill("SIGTERM");
+      } catch {
+        // It had ended already.
+      }
+      await instance.process.status;
+    }
+  }
+}
