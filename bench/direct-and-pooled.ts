@@ -5,7 +5,7 @@
 // - direct: SUPABASE_DB_URL alone, as on a hosted project without DATABASE_URL: Postgres
 //   itself, each statement prepared once per connection;
 // - pooled: DATABASE_URL to the stack's PgBouncer in transaction mode, as the stack's
-//   functions run and a hosted project's should (docs/deploy.md): nothing prepared.
+//   functions run and a hosted project's should (docs/database-connection.md): nothing prepared.
 // At each concurrency both run, one after the other, the order alternating between
 // points. Before measuring, the database says which way each went.
 import assert from "node:assert/strict";

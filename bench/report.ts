@@ -1,6 +1,7 @@
 // What a run found, as JSON (everything measured) and as the Markdown tables the README
 // shows. Ratios are the point: both sides of each are measured in the same run.
 import type { DirectAndPooled } from "./direct-and-pooled.ts";
+import { LIMITER_CONCURRENCIES, type LimiterResults } from "./external.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
 import type { PipelineResult } from "./pipeline.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
@@ -17,6 +18,8 @@ export type Measurements = {
   oneTenantReads: Record<ReadRoute, LoadResult[]>;
   writes: WriteResults;
   pipeline: PipelineResult;
+  // Item 7: an external read with and without the rate limiter.
+  limiter: LimiterResults;
 };
 
 export type RunInfo = {
@@ -46,6 +49,8 @@ export type Report = RunInfo & {
     // 1 - check-ins/s with the trigger over check-ins/s without it.
     triggerCost: number;
     pipelineShareOfPgmqCeiling: number;
+    // 1 - the external read's SQL tx/s with the rate limiter over those without, per concurrency.
+    limiterCost: number[];
   };
   targets: Target[];
   measurements: Measurements;
@@ -59,7 +64,7 @@ function lowerCeiling(route: RouteResults, index: number): number {
 }
 
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline } = measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, limiter } = measurements;
   const share = (route: ReadRoute) =>
     CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i));
   const scale = (route: ReadRoute) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs);
@@ -71,6 +76,9 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     pooledOverDirect: { list: pooledOverDirect("list"), get: pooledOverDirect("get") },
     triggerCost: 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond,
     pipelineShareOfPgmqCeiling: pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond,
+    limiterCost: LIMITER_CONCURRENCIES.map((_, i) =>
+      1 - limiter.sqlWith[i]!.transactionsPerSecond / limiter.sqlWithout[i]!.transactionsPerSecond
+    ),
   };
   const worst = (values: number[], pick: "min" | "max") => pick === "min" ? Math.min(...values) : Math.max(...values);
   const shareAt32 = worst(routes.map((route) => ratios.apiShareOfLowerCeiling[route][AT_32]!), "min");
@@ -87,7 +95,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route], ...directAndPooled[route].direct,
       ...directAndPooled[route].pooled].reduce((s, r) => s + r.errors, 0) +
     reads[route].sqlCeiling.reduce((s, r) => s + r.errors, 0), 0) +
-    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors;
+    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors +
+    [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout].reduce((sum, r) => sum + r.errors, 0);
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
 }
 
@@ -95,7 +104,7 @@ const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { min
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
 
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline } = report.measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, limiter } = report.measurements;
   const lines: string[] = [];
   lines.push(
     `Run ${report.date} at commit \`${report.commit}\`${report.dirty ? " (with uncommitted changes)" : ""}, ${report.cores} cores, ` +
@@ -172,6 +181,22 @@ export function markdown(report: Report): string {
       `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
       `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
       `the pipeline runs at ${percent(report.ratios.pipelineShareOfPgmqCeiling)} of it.`,
+    "",
+    "**The external API's rate limiter** (`GET /v1/external/reservations/{id}` with one API key of the read tenant, every " +
+      "request counted; its SQL without and with the limiter's statement, run with, without, without and with, each side's two runs taken together)",
+    "",
+    "| conn | API req/s | p50 ms | p99 ms | errors | SQL without limiter tx/s | SQL with limiter tx/s | with / without |",
+    "|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ...LIMITER_CONCURRENCIES.map((connections, i) => {
+      const api = limiter.api[i]!;
+      const without = limiter.sqlWithout[i]!.transactionsPerSecond;
+      const withLimiter = limiter.sqlWith[i]!.transactionsPerSecond;
+      return `| ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ${api.errors} | ` +
+        `${fixed(without)} | ${fixed(withLimiter)} | ${percent(withLimiter / without)} |`;
+    }),
+    "",
+    `Limiter cost: ${LIMITER_CONCURRENCIES.map((connections, i) => `${percent(report.ratios.limiterCost[i]!)} at ${connections}`).join(", ")} ` +
+      "connections of the external read's SQL throughput.",
     "",
     "**Targets**",
     "",

@@ -1,5 +1,5 @@
 // npm run bench (scripts/bench.sh brings the stack up, pauses the notifications
-// schedule and runs this): the five parts of the benchmark against the local stack, in an
+// schedule and runs this): the six parts of the benchmark against the local stack, in an
 // order that lets the scale comparison see the database with one bench tenant and
 // then with 1,000. Writes bench/results/<date>-<commit>.{json,md} and latest.md,
 // prints the tables, and exits 1 when anything errored.
@@ -8,6 +8,7 @@ import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts"
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
 import { directAndPooled } from "./direct-and-pooled.ts";
+import { limiterCost } from "./external.ts";
 import { benchOwner, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
@@ -97,6 +98,9 @@ try {
   log("== 1, both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
   const bothWays = await directAndPooled(readContext, READ_TENANT);
 
+  log("== 7. the external API's rate limiter: an external read through the gateway, and its SQL without and with the limiter");
+  const limiter = await limiterCost({ origin: stack.apiUrl, db, sql, seconds, log }, READ_TENANT);
+
   log("== 3. writes");
   const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
   // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
@@ -126,6 +130,7 @@ try {
     oneTenantReads,
     writes: writeResults,
     pipeline: pipelineResult,
+    limiter,
   }, (performance.now() - started) / 1000);
 
   const table = markdown(report);
