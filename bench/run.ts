@@ -95,7 +95,7 @@ try {
   log("== 1 and 2. API reads for one tenant among 1,000, each point beside its ceilings: the same SQL with pgbench, a bare function through the gateway");
   const { api, sql: sqlCeilings, http: httpCeilings } = await readsWithCeilings(readContext, bodyBytes, READ_TENANT);
 
-  log("== 1, both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
+  log("== 6. both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
   const bothWays = await directAndPooled(readContext, READ_TENANT);
 
   log("== 7. the external API's rate limiter: an external read through the gateway, and its SQL without and with the limiter");
