@@ -180,6 +180,9 @@ export type Database = {
           "created_at": string;
           "created_by": string | null;
           "email": string | null;
+          "email_undeliverable_at": string | null;
+          "email_undeliverable_cleared_at": string | null;
+          "email_undeliverable_reason": string | null;
           "first_name": string;
           "id": string;
           "last_name": string;
@@ -197,6 +200,9 @@ export type Database = {
           "created_at"?: string;
           "created_by"?: string | null;
           "email"?: string | null;
+          "email_undeliverable_at"?: string | null;
+          "email_undeliverable_cleared_at"?: string | null;
+          "email_undeliverable_reason"?: string | null;
           "first_name": string;
           "id"?: string;
           "last_name": string;
@@ -213,6 +219,9 @@ export type Database = {
           "created_at"?: string;
           "created_by"?: string | null;
           "email"?: string | null;
+          "email_undeliverable_at"?: string | null;
+          "email_undeliverable_cleared_at"?: string | null;
+          "email_undeliverable_reason"?: string | null;
           "first_name"?: string;
           "id"?: string;
           "last_name"?: string;
@@ -283,6 +292,65 @@ export type Database = {
           },
         ];
       };
+      "notification_events": {
+        Row: {
+          "code": string | null;
+          "created_at": string;
+          "delivery_state": string | null;
+          "event": string;
+          "id": string;
+          "notification_id": string;
+          "occurred_at": string;
+          "provider": string;
+          "provider_event_id": string;
+          "reason": string | null;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "code"?: string | null;
+          "created_at"?: string;
+          "delivery_state"?: string | null;
+          "event": string;
+          "id"?: string;
+          "notification_id": string;
+          "occurred_at": string;
+          "provider": string;
+          "provider_event_id": string;
+          "reason"?: string | null;
+          "tenant_id": string;
+        };
+        Update: {
+          "code"?: string | null;
+          "created_at"?: string;
+          "delivery_state"?: string | null;
+          "event"?: string;
+          "id"?: string;
+          "notification_id"?: string;
+          "occurred_at"?: string;
+          "provider"?: string;
+          "provider_event_id"?: string;
+          "reason"?: string | null;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "notification_events_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "notification_events_tenant_id_notification_id_fkey";
+            columns: ["tenant_id", "notification_id"];
+            isOneToOne: false;
+            referencedRelation: "notifications";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "notification_preferences": {
         Row: {
           "channel": string;
@@ -326,6 +394,10 @@ export type Database = {
           "body": string;
           "channel": string;
           "created_at": string;
+          "delivery_code": string | null;
+          "delivery_reason": string | null;
+          "delivery_state": string | null;
+          "delivery_state_at": string | null;
           "id": string;
           "provider_message_id": string | null;
           "recipient_address": string | null;
@@ -347,6 +419,10 @@ export type Database = {
           "body"?: string;
           "channel": string;
           "created_at"?: string;
+          "delivery_code"?: string | null;
+          "delivery_reason"?: string | null;
+          "delivery_state"?: string | null;
+          "delivery_state_at"?: string | null;
           "id"?: string;
           "provider_message_id"?: string | null;
           "recipient_address"?: string | null;
@@ -367,6 +443,10 @@ export type Database = {
           "body"?: string;
           "channel"?: string;
           "created_at"?: string;
+          "delivery_code"?: string | null;
+          "delivery_reason"?: string | null;
+          "delivery_state"?: string | null;
+          "delivery_state_at"?: string | null;
           "id"?: string;
           "provider_message_id"?: string | null;
           "recipient_address"?: string | null;

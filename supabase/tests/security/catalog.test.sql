@@ -1,8 +1,7 @@
 -- The rules every table, policy and function must follow, checked on everything the catalog
 -- holds in the schemas a request can reach (tests.reachable_schemas: the Data API's schemas
--- and every schema anon, authenticated, api_integration or background_worker may use), so a
--- new table, view, policy or function is covered without editing this file. Why these
--- rules: docs/security.md.
+-- and every schema a request role of tests.request_roles may use), so a new table, view,
+-- policy or function is covered without editing this file. Why these rules: docs/security.md.
 begin;
 \ir ../helpers/setup.psql
 \ir ../helpers/security.psql
@@ -20,7 +19,7 @@ select is_empty(
   $$select rolname from pg_catalog.pg_roles
     where rolname = any (tests.request_roles()) and (rolsuper or rolbypassrls)$$,
   'no request role is a superuser or bypasses row-level security');
-select is(array_length(tests.request_roles(), 1), 4, 'the four request roles exist');
+select is(array_length(tests.request_roles(), 1), 5, 'the five request roles exist');
 
 create function tests.relation_checks() returns setof text
 language plpgsql as $$

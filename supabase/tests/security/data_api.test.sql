@@ -22,7 +22,8 @@ begin;
 \ir ../helpers/security.psql
 select * from no_plan();
 
--- A tenant with a row in every table: make_tenant's, and the three it leaves empty.
+-- A tenant with a row in every table: make_tenant's, and the four it leaves empty (the
+-- access code's notification, sent, takes a delivery event).
 select tests.use_fixture(tests.make_tenant('Alpha')) is not null as fixture \gset
 insert into public.api_keys (tenant_id, property_id, name, key_id, secret_hash, last_four)
 values (tests.fx('tenants'), tests.fx('properties'), 'Channel manager', 'abcdefghijklmnop', decode(repeat('ab', 32), 'hex'), 'wxyz');
@@ -30,6 +31,11 @@ insert into public.idempotency_keys (tenant_id, api_key_id, key, request_hash)
 select k.tenant_id, k.id, 'retry-1', decode(repeat('cd', 32), 'hex') from public.api_keys k where k.tenant_id = tests.fx('tenants');
 insert into public.notification_preferences (tenant_id, template_key, channel, enabled)
 values (tests.fx('tenants'), 'checkin_reminder', 'email', false);
+update public.notifications set status = 'sent', sent_at = now(), provider_message_id = 'M-1'
+where tenant_id = tests.fx('tenants') and template_key = 'access_code_delivery';
+insert into public.notification_events (tenant_id, notification_id, provider, provider_event_id, event, delivery_state, occurred_at)
+select n.tenant_id, n.id, 'sendgrid', 'ev-1', 'delivered', 'delivered', now()
+from public.notifications n where n.tenant_id = tests.fx('tenants') and n.template_key = 'access_code_delivery';
 
 -- The sessions: the owner's is active; the admin signed out; the staff member's expired.
 select tests.session_of(tests.fx('owner')) is not null as owner_session \gset
