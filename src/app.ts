@@ -22,6 +22,7 @@ import { taskEndpoints } from "./tasks/handlers.ts";
 import { tenancyEndpoints } from "./tenancy/handlers.ts";
 import { createRequestScope } from "./tenancy/request-scope.ts";
 import { unitEndpoints } from "./units/handlers.ts";
+import { webhookEndpoints, type WebhookSettings } from "./webhooks/handlers.ts";
 
 export type ApiDependencies = {
   // The pool `db` runs on, for the health check's own statement.
@@ -29,6 +30,10 @@ export type ApiDependencies = {
   db: Kysely<DB>;
   identity: IdentityProvider;
   verifyAccessToken: AccessTokenVerifier;
+  // The providers' delivery reports: their keys and the function's public URL.
+  webhooks: WebhookSettings;
+  // Milliseconds.
+  now: () => number;
   logger: Logger;
 };
 
@@ -49,6 +54,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...notificationEndpoints(scope),
     ...apiKeyEndpoints(scope),
     ...externalEndpoints(createIntegrationScope({ db: deps.db })),
+    ...webhookEndpoints({ db: deps.db, settings: deps.webhooks, now: deps.now, logger: deps.logger }),
   ];
 }
 

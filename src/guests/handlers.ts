@@ -1,7 +1,10 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { resourceEndpoints } from "../http/resource-endpoints.ts";
+import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
+import { written } from "../http/respond.ts";
+import { idParams } from "../http/schemas.ts";
+import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { deleteGuest, findGuest, insertGuest, listGuests, lockGuest, updateGuest } from "./queries.ts";
+import { clearEmailUndeliverable, deleteGuest, findGuest, insertGuest, listGuests, lockGuest, updateGuest } from "./queries.ts";
 import { createGuestBody, guest, listGuestsQuery, updateGuestBody } from "./schema.ts";
 
 // Staff keep guest records; erasing one is for owners and admins.
@@ -20,5 +23,18 @@ export function guestEndpoints(scope: RequestScope): Endpoint[] {
       { lock: lockGuest, update: updateGuest }),
     guests.remove({ access: "manager", summary: "Erase a guest no reservation refers to; while one does, 409.", problems: ["still-referenced"] },
       deleteGuest),
+    // The mark is a sub-resource of the guest: deleting it is clearing it, and deleting one
+    // that is not there changes nothing (204 all the same).
+    tenantEndpoint(scope, {
+      method: "DELETE", path: "/v1/guests/{id}/email-undeliverable", operationId: "clearGuestEmailUndeliverable", tag: "Guests",
+      params: idParams, resource: "guest", access: "manager", prefer: true,
+      summary: "Clear the mark that the guest's email address cannot receive mail, so that email is sent to it again " +
+        "(owners and admins). Changing the address clears it too.",
+      success: changedResponses(guest, "Cleared."),
+    }, async ({ db, params, request, missing }) => {
+      const cleared = await clearEmailUndeliverable(db, params.id);
+      if (!cleared) throw missing();
+      return written(request, cleared);
+    }),
   ];
 }

@@ -8,7 +8,7 @@ import type { createGuestBody, listGuestsQuery, updateGuestBody } from "./schema
 
 const columns = camelSelection([
   "id", "first_name", "last_name", "email", "phone", "locale", "country_code", "marketing_consent",
-  "marketing_consent_at", "notes", "created_at", "updated_at",
+  "marketing_consent_at", "notes", "email_undeliverable_at", "email_undeliverable_reason", "created_at", "updated_at",
 ]);
 
 // What the caller typed, matched literally: % and _ would otherwise be LIKE wildcards
@@ -51,6 +51,15 @@ export function insertGuest(db: Transaction<DB>, input: z.output<typeof createGu
 
 export function updateGuest(db: Transaction<DB>, id: string, input: z.output<typeof updateGuestBody>) {
   return db.updateTable("guests").set(snakeKeys(input)).where("id", "=", id).returning(columns).executeTakeFirst();
+}
+
+// Clears the undeliverable mark of the guest's address; the database stamps when, and
+// refuses it to anyone but the tenant's managers. A guest without a mark is read, not
+// written (its updatedAt and ETag stay). Undefined when there is no such guest.
+export async function clearEmailUndeliverable(db: Transaction<DB>, id: string) {
+  const cleared = await db.updateTable("guests").set({ email_undeliverable_at: null, email_undeliverable_reason: null })
+    .where("id", "=", id).where("email_undeliverable_at", "is not", null).returning(columns).executeTakeFirst();
+  return cleared ?? await findGuest(db, id);
 }
 
 export function deleteGuest(db: Transaction<DB>, id: string) {

@@ -38,6 +38,12 @@ export const guest = z.object({
   marketingConsent: z.boolean(),
   marketingConsentAt: timestamp.nullable().meta({ description: "When the current marketing consent was given." }),
   notes: z.string().nullable(),
+  emailUndeliverableAt: timestamp.nullable().meta({
+    description: "When the email provider reported that mail to this address cannot arrive (a hard bounce, a drop for an " +
+      "invalid or bouncing address, a spam report); null when it did not. Email to a marked address is skipped until the " +
+      "address changes or an owner or admin clears the mark (DELETE /v1/guests/{id}/email-undeliverable).",
+  }),
+  emailUndeliverableReason: z.string().nullable().meta({ description: "Why, in the provider's words; null without a mark." }),
   createdAt: timestamp,
   updatedAt: timestamp,
 }).meta({ id: "Guest" });

@@ -13,8 +13,12 @@ export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 export type HandlerDb<M extends Method> = M extends "GET" ? Reads : Transaction<DB>;
 
 // Who may call an endpoint: anyone, any signed-in user, or a member of the request's
-// tenant; "manager" is an owner or admin of it; "integration" is an API key's holder.
-export type Access = "public" | "session" | "member" | "manager" | "integration";
+// tenant; "manager" is an owner or admin of it; "integration" is an API key's holder;
+// "webhook" a provider whose post carries its signature (no session, no tenant).
+export type Access = "public" | "session" | "member" | "manager" | "integration" | "webhook";
+
+// A header a route reads besides the credentials, for the document.
+export type HeaderDoc = { name: string; description: string; required: boolean; schema: Record<string, unknown> };
 
 export type SuccessDoc = {
   status: number;
@@ -55,6 +59,12 @@ export type EndpointDoc = {
   // Where the resources this route answers with live, when not at `${path}/{param}`, and
   // which of their fields fills that path's last parameter (for the document's links).
   resourceAt?: { path: string; idField?: string };
+  // A webhook's signature: the security scheme it is (components.securitySchemes).
+  signature?: "sendGridSignature" | "smsSignature";
+  // Headers the route reads besides the credentials.
+  headers?: HeaderDoc[];
+  // The body's media type, when it is not application/json.
+  bodyMediaType?: string;
 };
 
 export type Endpoint = EndpointDoc & { handle: Handler };

@@ -22,9 +22,15 @@ export function noContent(headers: Record<string, string> = {}): Response {
 }
 
 async function readCapped(request: Request): Promise<string> {
+  return new TextDecoder().decode(await readBytes(request, MAX_BODY_BYTES));
+}
+
+// The body's bytes as sent, refused with 413 past `maxBytes` (declared or counted) without
+// reading further: what a signature is computed over.
+export async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return "";
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -32,9 +38,9 @@ async function readCapped(request: Request): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel();
-      throw tooLarge();
+      throw tooLarge(maxBytes);
     }
     chunks.push(value);
   }
@@ -44,11 +50,11 @@ async function readCapped(request: Request): Promise<string> {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
-function tooLarge(): HttpError {
-  return new HttpError("payload-too-large", `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+function tooLarge(maxBytes: number): HttpError {
+  return new HttpError("payload-too-large", `Request bodies are limited to ${maxBytes} bytes.`);
 }
 
 // One error per field; an unknown key is named as the field it would be.

@@ -93,7 +93,11 @@ export function rewriteRefs(value: unknown, from = "#/$defs/", to = "#/component
 // database may refuse a write by role (403) whatever the route's own access says.
 function problemKinds(endpoint: Endpoint): ProblemKind[] {
   const kinds = new Set<ProblemKind>(["validation"]);
-  if (endpoint.access !== "public") {
+  if (endpoint.access === "webhook") {
+    // A provider's post is refused for its signature, and recorded in the database.
+    kinds.add("invalid-signature");
+    kinds.add("service-unavailable");
+  } else if (endpoint.access !== "public") {
     kinds.add("unauthorized");
     // Every authenticated route reads its caller from the database.
     kinds.add("service-unavailable");
@@ -156,6 +160,9 @@ function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
   };
   add(endpoint.params, "path");
   add(endpoint.query, "query");
+  for (const header of endpoint.headers ?? []) {
+    list.push({ name: header.name, in: "header", required: header.required, schema: header.schema, description: header.description });
+  }
   if ((endpoint.access === "member" || endpoint.access === "manager") && endpoint.tenantFrom !== "path") {
     list.push({ $ref: "#/components/parameters/TenantId" });
   }
@@ -165,9 +172,11 @@ function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
   return list;
 }
 
-// An integration sends its API key either way; everyone else a Supabase Auth session.
+// An integration sends its API key either way; a provider its signature; everyone else a
+// Supabase Auth session.
 function securityOf(endpoint: Endpoint): Record<string, string[]>[] {
   if (endpoint.access === "public") return [];
+  if (endpoint.access === "webhook") return endpoint.signature ? [{ [endpoint.signature]: [] }] : [];
   if (endpoint.access === "integration") return [{ apiKeyBearer: [] }, { apiKeyHeader: [] }];
   return [{ bearerAuth: [] }];
 }
@@ -265,7 +274,12 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
       tags: [endpoint.tag],
       parameters: parameters(endpoint, components),
       ...(endpoint.body
-        ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(endpoint.body, "input", components) } } } }
+        ? {
+          requestBody: {
+            required: true,
+            content: { [endpoint.bodyMediaType ?? "application/json"]: { schema: schemaOf(endpoint.body, "input", components) } },
+          },
+        }
         : {}),
       responses,
       security: securityOf(endpoint),
@@ -290,6 +304,17 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
         apiKeyHeader: {
           type: "apiKey", in: "header", name: "X-Api-Key",
           description: "The same API key as X-Api-Key: <key>; it wins when both headers are sent.",
+        },
+        sendGridSignature: {
+          type: "apiKey", in: "header", name: "X-Twilio-Email-Event-Webhook-Signature",
+          description: "SendGrid's signed Event Webhook: base64 of a DER ECDSA P-256 signature (SHA-256) of the " +
+            "X-Twilio-Email-Event-Webhook-Timestamp header's value followed by the raw body, verified with the " +
+            "verification key SendGrid shows (the SENDGRID_WEBHOOK_VERIFICATION_KEY setting).",
+        },
+        smsSignature: {
+          type: "apiKey", in: "header", name: "X-Twilio-Signature",
+          description: "Twilio's request signature: base64 of HMAC-SHA1, keyed with the account's auth token (SMS_AUTH_TOKEN), " +
+            "of the full URL the provider called followed by each form parameter's name and value, sorted by name.",
         },
       },
       parameters: {

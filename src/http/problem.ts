@@ -35,6 +35,12 @@ export const problemTypes = {
     status: 401, title: "Invalid refresh token",
     meaning: "The refresh token is unknown, already used, or its session ended: sign in again.",
   },
+  "invalid-signature": {
+    status: 401, title: "Invalid signature",
+    meaning: "A provider's webhook post whose signature is missing or does not verify against the configured key, or (SendGrid) " +
+      "whose timestamp is more than the tolerance (300 s) from now: nothing was recorded. The provider sends it again; a " +
+      "steady stream of these means the verification key or auth token setting is wrong.",
+  },
   "forbidden": { status: 403, title: "Forbidden", meaning: "Signed in, but this caller may not do this in this tenant." },
   "email-not-confirmed": {
     status: 403, title: "Email not confirmed",
@@ -102,7 +108,10 @@ export const problemTypes = {
     status: 412, title: "Stale ETag",
     meaning: "`If-Match` no longer matches: the resource changed since it was read (the current `ETag` is sent). Read it again and retry.",
   },
-  "payload-too-large": { status: 413, title: "Payload too large", meaning: "The body is over 65,536 bytes." },
+  "payload-too-large": {
+    status: 413, title: "Payload too large",
+    meaning: "The body is over 65,536 bytes (1,048,576 for SendGrid's event batches).",
+  },
   "unsupported-media-type": { status: 415, title: "Unsupported media type", meaning: "A body that is not `application/json`." },
   "unprocessable": {
     status: 422, title: "Unprocessable request",
@@ -125,6 +134,12 @@ export const problemTypes = {
       "`RateLimit` and `RateLimit-Policy` say which limit.",
   },
   "internal": { status: 500, title: "Internal error", meaning: "A defect of ours; the details go to the log only." },
+  "report-too-early": {
+    status: 503, title: "Report too early",
+    meaning: "A provider's report names a notification whose acceptance by the provider the worker has not recorded yet " +
+      "(it records it moments after the provider answers). The rest of the post was recorded; the provider sends the post " +
+      "again (`Retry-After`), and what was recorded counts once.",
+  },
   "service-unavailable": {
     status: 503, title: "Service unavailable",
     meaning: "Supabase Auth or the database cannot be reached; `Retry-After` says when to try again.",

@@ -1,15 +1,16 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
-import { listResponse, written } from "../http/respond.ts";
-import { listOf } from "../http/schemas.ts";
+import { listResponse, representation, written } from "../http/respond.ts";
+import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
-import { findNotification, listNotifications, listPreferences, upsertPreference } from "./queries.ts";
+import { findNotificationWithEvents, listNotifications, listPreferences, upsertPreference } from "./queries.ts";
 import {
   listNotificationsQuery,
   listPreferencesQuery,
   notification,
   notificationPreference,
+  notificationWithEvents,
   setPreferenceBody,
 } from "./schema.ts";
 
@@ -25,10 +26,18 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
   return [
     notifications.list({
       access: "member", query: listNotificationsQuery,
-      summary: "The tenant's notifications, newest first; filter by status, template and reservation.",
+      summary: "The tenant's notifications, newest first; filter by status, template, reservation and delivery state.",
     }, listNotifications),
-    notifications.get({ access: "member", summary: "Read one notification, with why it failed or was skipped." },
-      findNotification),
+    tenantEndpoint(scope, {
+      method: "GET", path: "/v1/notifications/{id}", operationId: "getNotification", tag, params: idParams,
+      resource: "notification", access: "member",
+      summary: "Read one notification, with why it failed or was skipped, and what its provider reported after accepting it.",
+      success: [{ status: 200, description: "The notification and its provider's reports, newest first.", schema: notificationWithEvents, headers: ["ETag"] }],
+    }, async ({ db, params, missing }) => {
+      const found = await findNotificationWithEvents(db, params.id);
+      if (!found) throw missing();
+      return representation(found);
+    }),
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/notifications/preferences", operationId: "listNotificationPreferences", tag,

@@ -4,12 +4,15 @@ import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
-import type { listNotificationsQuery, setPreferenceBody } from "./schema.ts";
+import { type listNotificationsQuery, MAX_EVENTS_SHOWN, type setPreferenceBody } from "./schema.ts";
 
 const notificationColumns = camelSelection([
   "id", "tenant_id", "recipient_id", "recipient_type", "template_key", "channel", "subject", "body", "status",
-  "status_reason", "attempts", "reservation_id", "access_code_id", "sent_at", "created_at", "updated_at",
+  "status_reason", "attempts", "reservation_id", "access_code_id", "sent_at", "delivery_state", "delivery_state_at",
+  "delivery_reason", "delivery_code", "created_at", "updated_at",
 ]);
+
+const eventColumns = camelSelection(["id", "provider", "event", "delivery_state", "occurred_at", "reason", "code"]);
 
 const preferenceColumns = camelSelection(["template_key", "channel", "enabled", "updated_at"]);
 
@@ -20,11 +23,21 @@ export function listNotifications(db: Reads, filter: z.output<typeof listNotific
   if (filter.status) query = query.where("status", "in", filter.status);
   if (filter.templateKey) query = query.where("template_key", "in", filter.templateKey);
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
+  if (filter.deliveryState) query = query.where("delivery_state", "in", filter.deliveryState);
   return paginate(query, page);
 }
 
-export function findNotification(db: Reads, id: string) {
-  return db.selectFrom("notifications").select(notificationColumns).where("id", "=", id).executeTakeFirst();
+// The notification with its newest events, newest first: two statements, sent together.
+export async function findNotificationWithEvents(db: Reads, id: string) {
+  const [found, events] = await Promise.all([
+    db.selectFrom("notifications").select(notificationColumns).where("id", "=", id).executeTakeFirst(),
+    db.selectFrom("notification_events").select([...eventColumns, "created_at as receivedAt"])
+      .where("notification_id", "=", id)
+      .orderBy("occurred_at", "desc").orderBy("created_at", "desc").orderBy("id", "desc")
+      .limit(MAX_EVENTS_SHOWN)
+      .execute(),
+  ]);
+  return found && { ...found, events };
 }
 
 export function listPreferences(db: Reads, page: Page) {

@@ -9,6 +9,11 @@ export const channels = ["email", "sms", "push", "in_app"] as const;
 export const recipientTypes = ["user", "guest", "admin", "system"] as const;
 // `skipped` is ours, beside the three statuses docs/contract.md guarantees: an opt-out or a disabled channel.
 export const notificationStatuses = ["pending", "sent", "failed", "skipped"] as const;
+// What the provider reported of a sent message (docs/notifications-delivery.md): for email
+// delivered, deferred, bounced, dropped, spam_report; for SMS delivered, undelivered, failed.
+export const deliveryStates = ["delivered", "deferred", "bounced", "dropped", "spam_report", "undelivered", "failed"] as const;
+export type DeliveryState = typeof deliveryStates[number];
+export const deliveryProviders = ["sendgrid", "sms"] as const;
 
 export const notification = z.object({
   id,
@@ -25,15 +30,48 @@ export const notification = z.object({
   reservationId: id.nullable(),
   accessCodeId: id.nullable(),
   sentAt: timestamp.nullable(),
+  deliveryState: z.enum(deliveryStates).nullable().meta({
+    description: "What the provider last reported of the message after accepting it (status sent): delivered, deferred " +
+      "(a temporary refusal it retries), bounced, dropped, spam_report for email; delivered, undelivered, failed for SMS. " +
+      "Null until it reports. Reports arriving out of order settle on the same state.",
+  }),
+  deliveryStateAt: timestamp.nullable().meta({ description: "When the provider says that happened." }),
+  deliveryReason: z.string().nullable().meta({ description: "The provider's words for it: an SMTP answer, a drop reason." }),
+  deliveryCode: z.string().nullable().meta({
+    description: "The provider's code for it: an enhanced SMTP status like 5.1.1, the SMS provider's error code like 30003.",
+  }),
   createdAt: timestamp,
   updatedAt: timestamp,
 }).meta({ id: "Notification" });
+
+export const notificationEvent = z.object({
+  id,
+  provider: z.enum(deliveryProviders),
+  event: z.string().meta({
+    description: "The provider's own name for it: SendGrid's processed, deferred, delivered, bounce, dropped, spamreport, " +
+      "open, click...; the SMS provider's queued, sent, delivered, undelivered, failed...",
+  }),
+  deliveryState: z.enum(deliveryStates).nullable().meta({ description: "The delivery state it reports; null for one that reports none (an open, a click)." }),
+  occurredAt: timestamp.meta({ description: "When the provider says it happened (for SMS, which gives no time: when it arrived)." }),
+  reason: z.string().nullable(),
+  code: z.string().nullable(),
+  receivedAt: timestamp,
+}).meta({ id: "NotificationEvent", description: "One report of the provider about the message, stored once." });
+
+// The 100 newest events come with a notification read by id.
+export const MAX_EVENTS_SHOWN = 100;
+
+export const notificationWithEvents = z.object({
+  ...notification.shape,
+  events: z.array(notificationEvent).meta({ description: `The provider's reports, newest first (the ${MAX_EVENTS_SHOWN} newest).` }),
+}).meta({ id: "NotificationWithEvents" });
 
 export const listNotificationsQuery = z.strictObject({
   ...pageQuery,
   status: oneOrMany(notificationStatuses).optional(),
   templateKey: oneOrMany(templateKeys).optional(),
   reservationId: id.optional(),
+  deliveryState: oneOrMany(deliveryStates).optional(),
 });
 
 export const notificationPreference = z.object({

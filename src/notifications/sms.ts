@@ -8,10 +8,19 @@ export type SmsSettings = {
   // The sending number; unset disables SMS like an unset sender address disables email.
   fromNumber: string | null;
   baseUrl: string;
+  // Where the provider posts each message's status (the api function's POST
+  // /v1/webhooks/sms); each message's URL names its notification. Null: no callbacks.
+  statusCallbackUrl: string | null;
   timeoutMs: number;
   fetch: typeof fetch;
   now: () => number;
 };
+
+// The status callback of one message: the webhook's URL naming the notification, which
+// the provider signs with the rest of its post.
+export function statusCallbackFor(base: string, message: Pick<OutgoingMessage, "tenantId" | "notificationId">): string {
+  return `${base}?${new URLSearchParams({ tenantId: message.tenantId, notificationId: message.notificationId })}`;
+}
 
 export function createSmsAdapter(settings: SmsSettings): ChannelAdapter {
   const disabledReason = !settings.fromNumber
@@ -33,7 +42,12 @@ export function createSmsAdapter(settings: SmsSettings): ChannelAdapter {
             authorization: `Basic ${btoa(`${settings.accountSid}:${settings.authToken}`)}`,
             "content-type": "application/x-www-form-urlencoded",
           },
-          body: new URLSearchParams({ To: message.to, From: settings.fromNumber, Body: message.text }),
+          body: new URLSearchParams({
+            To: message.to,
+            From: settings.fromNumber,
+            Body: message.text,
+            ...(settings.statusCallbackUrl ? { StatusCallback: statusCallbackFor(settings.statusCallbackUrl, message) } : {}),
+          }),
           signal: AbortSignal.timeout(settings.timeoutMs),
         });
       } catch (error) {

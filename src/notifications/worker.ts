@@ -411,7 +411,8 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
     .leftJoin("access_codes as c", (join) => join.onRef("c.tenant_id", "=", "n.tenant_id").onRef("c.id", "=", "n.access_code_id"))
     .select([
       "n.id", "n.template_key", "n.channel", "n.status", "np.enabled",
-      "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale",
+      "g.id as guest_id", "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale", "g.email_undeliverable_at",
+      "g.email_undeliverable_reason",
       "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
       "p.email as property_email", "p.check_in_time", "p.check_out_time",
       "u.name as unit_name",
@@ -447,6 +448,16 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   const to = channel === "email" ? row.email : row.phone;
   if (!to) {
     return { kind: "done", outcome: "failed", reason: `the guest has no ${channel === "email" ? "email address" : "phone number"}` };
+  }
+  // The provider said mail to this address cannot arrive (src/webhooks): sending again
+  // would bounce again, until the address changes or a manager clears the mark.
+  if (channel === "email" && row.email_undeliverable_at !== null) {
+    return {
+      kind: "done",
+      outcome: "skipped",
+      reason: `the guest's email address was marked undeliverable at ${row.email_undeliverable_at}: ${row.email_undeliverable_reason}. ` +
+        `Change the address, or clear the mark with DELETE /v1/guests/${row.guest_id}/email-undeliverable`,
+    };
   }
 
   let accessCode: TemplateData["accessCode"];

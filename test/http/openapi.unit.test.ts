@@ -90,11 +90,20 @@ Deno.test("what an operation takes decides its problems: a body 413 and 415, If-
   });
 });
 
-Deno.test("integrations send an API key and no tenant; members name the tenant in x-tenant-id or the path", async () => {
+Deno.test("integrations send an API key and no tenant; providers a signature and no tenant; members name the tenant in x-tenant-id or the path", async () => {
+  const signatures = new Set<string>();
   await eachOperation((where, template, operation) => {
     const access = operation["x-access"];
     const tenantHeader = has(operation, "#/components/parameters/TenantId");
-    if (access === "integration") {
+    if (access === "webhook") {
+      assert.equal(operation.security.length, 1, where);
+      const [scheme] = Object.keys(operation.security[0]!);
+      assert.ok(scheme === "sendGridSignature" || scheme === "smsSignature", `${where}: ${scheme}`);
+      signatures.add(scheme);
+      assert.ok(template.startsWith("/v1/webhooks/"), where);
+      assert.equal(tenantHeader, false, where);
+      assert.ok("401" in operation.responses, `${where}: 401`);
+    } else if (access === "integration") {
       assert.deepEqual(operation.security, [{ apiKeyBearer: [] }, { apiKeyHeader: [] }], where);
       assert.ok(template.startsWith("/v1/external/"), where);
       assert.equal(tenantHeader, false, where);
@@ -108,6 +117,7 @@ Deno.test("integrations send an API key and no tenant; members name the tenant i
       if (member) assert.ok("403" in operation.responses, `${where}: 403`);
     }
   });
+  assert.deepEqual([...signatures].sort(), ["sendGridSignature", "smsSignature"], "both providers' webhooks are documented");
 });
 
 Deno.test("every problem type is in the document with its status; each operation's problems are types of its status", async () => {

@@ -24,6 +24,7 @@ function adapter(answer: () => Response | Promise<Response>, settings: Partial<S
     authToken: "token",
     fromNumber: "+15005550006",
     baseUrl: "https://sms.invalid/",
+    statusCallbackUrl: "https://project.invalid/functions/v1/api/v1/webhooks/sms",
     timeoutMs: 1000,
     fetch: (input, init) => {
       sent.push({ url: String(input), init });
@@ -46,7 +47,15 @@ Deno.test("a message is a form POST to the account's Messages resource with Basi
   assert.equal(headers.get("content-type"), "application/x-www-form-urlencoded");
   assert.deepEqual(Object.fromEntries(sent[0]!.init?.body as URLSearchParams), {
     To: "+351912345678", From: "+15005550006", Body: "Welcome to Casa Azul.",
+    StatusCallback: "https://project.invalid/functions/v1/api/v1/webhooks/sms" +
+      "?tenantId=0d3c2b1a-5f60-4e7d-8c9b-a1b2c3d4e5f6&notificationId=6f1f0c2e-8a51-4d0e-9b1a-1d2c3b4a5f60",
   });
+});
+
+Deno.test("without a status callback URL the message asks for no callbacks", async () => {
+  const { sms, sent } = adapter(() => Response.json({ sid: "SM42" }, { status: 201 }), { statusCallbackUrl: null });
+  assert.deepEqual(await sms.send(message), { outcome: "accepted", providerMessageId: "SM42" });
+  assert.deepEqual(Object.keys(Object.fromEntries(sent[0]!.init?.body as URLSearchParams)).sort(), ["Body", "From", "To"]);
 });
 
 Deno.test("429 with Retry-After and 5xx are transient; a refusal is permanent with the provider's message", async () => {

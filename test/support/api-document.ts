@@ -22,6 +22,8 @@ export async function apiDocumentText(): Promise<string> {
     db: unused("Kysely instance"),
     identity: unused("identity provider"),
     verifyAccessToken: unused("token verifier"),
+    webhooks: unused("webhook settings"),
+    now: unused("clock"),
     logger: {
       error: (message, fields) => {
         throw new Error(`building the OpenAPI document logged an error: ${message} ${JSON.stringify(fields)}`);

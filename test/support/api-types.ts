@@ -328,6 +328,23 @@ export interface paths {
         patch: operations["updateGuest"];
         trace?: never;
     };
+    "/v1/guests/{id}/email-undeliverable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Clear the mark that the guest's email address cannot receive mail, so that email is sent to it again (owners and admins). Changing the address clears it too. */
+        delete: operations["clearGuestEmailUndeliverable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reservations": {
         parameters: {
             query?: never;
@@ -682,7 +699,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's notifications, newest first; filter by status, template and reservation. */
+        /** The tenant's notifications, newest first; filter by status, template, reservation and delivery state. */
         get: operations["listNotifications"];
         put?: never;
         post?: never;
@@ -699,7 +716,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one notification, with why it failed or was skipped. */
+        /** Read one notification, with why it failed or was skipped, and what its provider reported after accepting it. */
         get: operations["getNotification"];
         put?: never;
         post?: never;
@@ -814,6 +831,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/sendgrid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SendGrid's Event Webhook: what became of each mail after SendGrid accepted it, verified by its signature.
+         * @description Configure it in SendGrid (Settings, Mail Settings, Event Webhook) with this URL and Signed Event Webhook on, and give the function its verification key (SENDGRID_WEBHOOK_VERIFICATION_KEY). Each event is matched to its notification by the notification_id and tenant_id custom args and the sg_message_id its send was answered with; each is recorded once however often it comes, and the notification's deliveryState follows from all of them in any order. A hard bounce, a drop for an invalid or bouncing address and a spam report mark the guest's address undeliverable. An event the service cannot read is ignored, not refused, so that the rest of the batch is recorded.
+         */
+        post: operations["receiveSendGridEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The SMS provider's status callback (Twilio's StatusCallback): what became of a text message, verified by its signature.
+         * @description The worker gives the provider this URL with each message, naming its notification; the provider signs the URL it calls and the form it posts with the account's auth token (SMS_AUTH_TOKEN). delivered, undelivered and failed become the notification's deliveryState, with the provider's ErrorCode; the other statuses are recorded as events. A status reported twice is recorded once.
+         */
+        post: operations["receiveSmsStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -874,7 +931,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:forbidden" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -1159,6 +1216,10 @@ export interface components {
             /** @description When the current marketing consent was given. */
             marketingConsentAt: string | null;
             notes: string | null;
+            /** @description When the email provider reported that mail to this address cannot arrive (a hard bounce, a drop for an invalid or bouncing address, a spam report); null when it did not. Email to a marked address is skipped until the address changes or an owner or admin clears the mark (DELETE /v1/guests/{id}/email-undeliverable). */
+            emailUndeliverableAt: string | null;
+            /** @description Why, in the provider's words; null without a mark. */
+            emailUndeliverableReason: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1481,10 +1542,78 @@ export interface components {
             reservationId: string | null;
             accessCodeId: string | null;
             sentAt: string | null;
+            /** @description What the provider last reported of the message after accepting it (status sent): delivered, deferred (a temporary refusal it retries), bounced, dropped, spam_report for email; delivered, undelivered, failed for SMS. Null until it reports. Reports arriving out of order settle on the same state. */
+            deliveryState: ("delivered" | "deferred" | "bounced" | "dropped" | "spam_report" | "undelivered" | "failed") | null;
+            /** @description When the provider says that happened. */
+            deliveryStateAt: string | null;
+            /** @description The provider's words for it: an SMTP answer, a drop reason. */
+            deliveryReason: string | null;
+            /** @description The provider's code for it: an enhanced SMTP status like 5.1.1, the SMS provider's error code like 30003. */
+            deliveryCode: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        NotificationWithEvents: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenantId: string;
+            recipientId: string | null;
+            /** @enum {string} */
+            recipientType: "user" | "guest" | "admin" | "system";
+            /** @enum {string} */
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "in_app";
+            /** @description Null until the notification is rendered. */
+            subject: string | null;
+            /** @description The rendered plain-text body; empty until rendered. */
+            body: string;
+            /** @enum {string} */
+            status: "pending" | "sent" | "failed" | "skipped";
+            /** @description Why it failed or was skipped. */
+            statusReason: string | null;
+            /** @description Delivery attempts so far. */
+            attempts: number;
+            reservationId: string | null;
+            accessCodeId: string | null;
+            sentAt: string | null;
+            /** @description What the provider last reported of the message after accepting it (status sent): delivered, deferred (a temporary refusal it retries), bounced, dropped, spam_report for email; delivered, undelivered, failed for SMS. Null until it reports. Reports arriving out of order settle on the same state. */
+            deliveryState: ("delivered" | "deferred" | "bounced" | "dropped" | "spam_report" | "undelivered" | "failed") | null;
+            /** @description When the provider says that happened. */
+            deliveryStateAt: string | null;
+            /** @description The provider's words for it: an SMTP answer, a drop reason. */
+            deliveryReason: string | null;
+            /** @description The provider's code for it: an enhanced SMTP status like 5.1.1, the SMS provider's error code like 30003. */
+            deliveryCode: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The provider's reports, newest first (the 100 newest). */
+            events: components["schemas"]["NotificationEvent"][];
+        };
+        /** @description One report of the provider about the message, stored once. */
+        NotificationEvent: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            provider: "sendgrid" | "sms";
+            /** @description The provider's own name for it: SendGrid's processed, deferred, delivered, bounce, dropped, spamreport, open, click...; the SMS provider's queued, sent, delivered, undelivered, failed... */
+            event: string;
+            /** @description The delivery state it reports; null for one that reports none (an open, a click). */
+            deliveryState: ("delivered" | "deferred" | "bounced" | "dropped" | "spam_report" | "undelivered" | "failed") | null;
+            /**
+             * Format: date-time
+             * @description When the provider says it happened (for SMS, which gives no time: when it arrived).
+             */
+            occurredAt: string;
+            reason: string | null;
+            code: string | null;
+            /** Format: date-time */
+            receivedAt: string;
         };
         NotificationPreference: {
             /** @enum {string} */
@@ -1570,6 +1699,61 @@ export interface components {
             externalReference: string;
             /** @description Defaults to now. */
             receivedAt?: string;
+        };
+        DeliveryReportReceipt: {
+            /** @description Events in the request. */
+            received: number;
+            /** @description Events stored now. */
+            recorded: number;
+            /** @description Events stored before (the provider sent them again): nothing changed. */
+            duplicates: number;
+            /** @description Events about no message the service tracks (no such notification, or another message id than the one its provider answered): not stored, and sending them again changes nothing. */
+            unmatched: number;
+            /** @description Events the service cannot read (a missing id or time): not stored. */
+            ignored: number;
+        };
+        SendGridEventBatch: components["schemas"]["SendGridEvent"][];
+        /** @description One event of SendGrid's Event Webhook, with `email` (the recipient) and its other fields; custom args are top-level fields. An event that lacks what recording needs (event, timestamp, sg_event_id, sg_message_id and both custom args as strings) is ignored, not refused. */
+        SendGridEvent: {
+            /** @description processed, deferred, delivered, bounce, dropped, spamreport, open, click, unsubscribe, group_unsubscribe, group_resubscribe. */
+            event?: string;
+            /** @description When it happened, in Unix seconds. */
+            timestamp?: number;
+            /** @description The event's own id: an event sent again is recorded once. */
+            sg_event_id?: string;
+            /** @description The X-Message-Id the send answered, followed by a dot and SendGrid's suffix. */
+            sg_message_id?: string;
+            /** @description A custom arg every mail carries: the notification it delivers. */
+            notification_id?: string;
+            /** @description A custom arg every mail carries: the notification's tenant. */
+            tenant_id?: string;
+            /** @description Why a mail bounced or was dropped. */
+            reason?: string;
+            /** @description A bounce's enhanced SMTP status, like 5.1.1. */
+            status?: string;
+            /** @description A bounce's kind: bounce (the address refused the mail) or blocked (refused for another reason). */
+            type?: string;
+            bounce_classification?: string;
+            /** @description The receiving server's answer to a delivery or a deferral. */
+            response?: string;
+            /** @description A deferral's attempt number. */
+            attempt?: string | number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The SMS provider's status callback (Twilio's StatusCallback), as a form. */
+        SmsStatusCallback: {
+            MessageSid: string;
+            /** @description queued, sending, sent, delivered, undelivered, failed, and the provider's other statuses. */
+            MessageStatus: string;
+            AccountSid: string;
+            /** @description Why an undelivered or failed message did not arrive, like 30003. */
+            ErrorCode?: string;
+            ErrorMessage?: string;
+            From?: string;
+            To?: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -5363,6 +5547,103 @@ export interface operations {
             };
         };
     };
+    clearGuestEmailUndeliverable: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Guest"];
+                };
+            };
+            /** @description Cleared. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     listReservations: {
         parameters: {
             query?: {
@@ -8445,6 +8726,7 @@ export interface operations {
                 status?: string;
                 templateKey?: string;
                 reservationId?: string;
+                deliveryState?: string;
             };
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
@@ -8532,14 +8814,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The notification. */
+            /** @description The notification and its provider's reports, newest first. */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Notification"];
+                    "application/json": components["schemas"]["NotificationWithEvents"];
                 };
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
@@ -9492,6 +9774,184 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    receiveSendGridEvents: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description When SendGrid signed the post, in Unix seconds; the signature covers it, and more than 300 s from now is refused. */
+                "X-Twilio-Email-Event-Webhook-Timestamp": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendGridEventBatch"];
+            };
+        };
+        responses: {
+            /** @description Read; the counts say what became of each event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryReportReceipt"];
+                };
+            };
+            /** @description The post verified, but is not what the provider sends: nothing was recorded. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:invalid-signature";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable" | "urn:pms:problem:report-too-early";
+                    };
+                };
+            };
+        };
+    };
+    receiveSmsStatus: {
+        parameters: {
+            query: {
+                /** @description The notification's tenant. */
+                tenantId: string;
+                /** @description The notification the message delivers. */
+                notificationId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["SmsStatusCallback"];
+            };
+        };
+        responses: {
+            /** @description Read; the counts say what became of the callback. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryReportReceipt"];
+                };
+            };
+            /** @description The post verified, but is not what the provider sends: nothing was recorded. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:invalid-signature";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable" | "urn:pms:problem:report-too-early";
                     };
                 };
             };

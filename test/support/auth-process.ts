@@ -108,6 +108,12 @@ export function apiWithAuthAt(
     db: createDb(sql),
     identity: createSupabaseAuth({ url: `${authUrl}/`, apiKey: stack.anonKey, fetch, now, timeoutMs: 5000 }),
     verifyAccessToken: createAccessTokenVerifier({ jwksUrl: `${authUrl}/.well-known/jwks.json`, now, ...verifier }),
+    // No provider's key: these tests send no delivery report.
+    webhooks: {
+      sendGridVerificationKey: null, sendGridToleranceSeconds: 300, smsAccountSid: null, smsAuthToken: null,
+      publicUrl: `${stack.apiUrl}/functions/v1/api`,
+    },
+    now,
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),
       warn: (message) => assert.fail(`unexpected warning: ${message}`),

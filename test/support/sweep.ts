@@ -11,7 +11,7 @@ import { issueApiKey } from "./integration.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { TestUser } from "./session.ts";
 
-export type Access = "public" | "session" | "member" | "manager" | "integration";
+export type Access = "public" | "session" | "member" | "manager" | "integration" | "webhook";
 export type Operation = {
   operationId: string;
   requestBody?: unknown;
@@ -20,11 +20,12 @@ export type Operation = {
 };
 type Document = { paths: Record<string, Record<string, Operation>> };
 
-// Where the tenant comes from: none (session), the x-tenant-id header, the path, or an API key.
-export type Scope = "public" | "session" | "header" | "path" | "key";
+// Where the tenant comes from: none (session), the x-tenant-id header, the path, an API
+// key, or the provider's signed report (a webhook: the notification it names).
+export type Scope = "public" | "session" | "header" | "path" | "key" | "signature";
 export type Probe = { method: string; template: string; operation: Operation; access: Access; scope: Scope };
 
-const ACCESS: readonly Access[] = ["public", "session", "member", "manager", "integration"];
+const ACCESS: readonly Access[] = ["public", "session", "member", "manager", "integration", "webhook"];
 
 // Every operation of the served document, with its access and where its tenant comes from.
 export async function operations(): Promise<Probe[]> {
@@ -38,6 +39,8 @@ export async function operations(): Promise<Probe[]> {
         ? access
         : access === "integration"
         ? "key"
+        : access === "webhook"
+        ? "signature"
         : template.startsWith("/v1/tenants/{tenantId}")
         ? "path"
         : "header";

@@ -21,6 +21,8 @@ Deno.test("the document's operations: each kind of access and tenant scope is th
   assert.ok((byAccess.manager ?? 0) >= 16, JSON.stringify(byAccess));
   assert.ok((byAccess.integration ?? 0) >= 3, JSON.stringify(byAccess));
   assert.equal(byScope.key, byAccess.integration, "every integration operation takes its tenant from the key");
+  assert.ok((byAccess.webhook ?? 0) >= 2, JSON.stringify(byAccess));
+  assert.equal(byScope.signature, byAccess.webhook, "every webhook finds its tenant through the signed report");
   assert.ok((byScope.header ?? 0) >= 47, JSON.stringify(byScope));
   assert.ok((byScope.path ?? 0) >= 8, JSON.stringify(byScope));
   // Both roles on both scopes, so neither filter can be empty by mistake.

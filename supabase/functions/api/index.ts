@@ -5,7 +5,7 @@ import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-lo
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
-import { jsonLogger, requireEnv } from "../../../src/env.ts";
+import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
 
 const now = () => Date.now();
 const supabaseUrl = requireEnv("SUPABASE_URL");
@@ -22,6 +22,20 @@ const jwtSecret = Deno.env.get("AUTH_JWT_SECRET") || undefined;
 const jwksCacheSeconds = Number(Deno.env.get("AUTH_JWKS_CACHE_SECONDS") || 600);
 if (!Number.isFinite(jwksCacheSeconds) || jwksCacheSeconds < 0) {
   throw new Error("AUTH_JWKS_CACHE_SECONDS must be a number of seconds, 0 or more");
+}
+
+// The providers' delivery reports (src/webhooks/handlers.ts): SendGrid's verification key
+// for its signed Event Webhook, the SMS account whose auth token signs its callbacks, and
+// this function's public URL, which the SMS provider signs.
+const webhooks = {
+  sendGridVerificationKey: Deno.env.get("SENDGRID_WEBHOOK_VERIFICATION_KEY") || null,
+  sendGridToleranceSeconds: Number(Deno.env.get("SENDGRID_WEBHOOK_TOLERANCE_SECONDS") || 300),
+  smsAccountSid: Deno.env.get("SMS_ACCOUNT_SID") || null,
+  smsAuthToken: Deno.env.get("SMS_AUTH_TOKEN") || null,
+  publicUrl: apiPublicUrl((name) => Deno.env.get(name)),
+};
+if (!Number.isFinite(webhooks.sendGridToleranceSeconds) || webhooks.sendGridToleranceSeconds <= 0) {
+  throw new Error("SENDGRID_WEBHOOK_TOLERANCE_SECONDS must be a number of seconds above 0");
 }
 
 // A connection lost under postgres.js's own query must not end the function
@@ -47,10 +61,17 @@ const api = createApi({
     fetch,
     logger: jsonLogger,
   }),
+  webhooks,
+  now,
   logger: jsonLogger,
 });
 
 // What it runs with, once per start; the secrets' presence at most, never their values.
-jsonLogger.info("the api function is serving", { authUrl, acceptsHs256: jwtSecret !== undefined, jwksCacheSeconds });
+jsonLogger.info("the api function is serving", {
+  authUrl, acceptsHs256: jwtSecret !== undefined, jwksCacheSeconds,
+  sendGridWebhook: webhooks.sendGridVerificationKey ? "verifies signatures" : "no verification key: refuses every post",
+  smsWebhook: webhooks.smsAuthToken && webhooks.smsAccountSid ? "verifies signatures" : "no auth token: refuses every callback",
+  publicUrl: webhooks.publicUrl,
+});
 
 Deno.serve(api);

@@ -1,7 +1,7 @@
 import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
-import { jsonLogger, requireEnv } from "../../../src/env.ts";
+import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";
 import { defaultWorkerSettings, runWorker } from "../../../src/notifications/worker.ts";
@@ -36,6 +36,8 @@ const adapters = {
     authToken: optional("SMS_AUTH_TOKEN"),
     fromNumber: optional("SMS_FROM_NUMBER"),
     baseUrl: Deno.env.get("SMS_API_URL") ?? "https://api.twilio.com",
+    // The api function's status callback webhook (src/webhooks/handlers.ts).
+    statusCallbackUrl: `${apiPublicUrl((name) => Deno.env.get(name))}/v1/webhooks/sms`,
     timeoutMs: 10_000,
     fetch,
     now,
