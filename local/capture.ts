@@ -1,6 +1,7 @@
 // What the loopback doubles of remote providers (SendGrid, the SMS provider) share:
-// the attempts they recorded, the scripted answers tests queue up, and the
-// /_capture/* routes that read and reset both.
+// the attempts they recorded, the scripted answers tests queue up, the fates of the
+// messages they accept and the reports they post about them afterwards (signed, retried
+// as the provider retries), and the /_capture/* routes that read and reset all of it.
 export type ScriptedResponse = {
   status: number;
   headers?: Record<string, string>;
@@ -23,10 +24,52 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// How the reports about one accepted message are posted: as they happened, each event
+// in a post of its own, or the last first; every post twice (a provider that lost the
+// first answer, or that retries); the first after `delayMs` (the provider's batching),
+// each next one `gapMs` after the one before is done.
+export type Delivery = {
+  post?: "together" | "separately" | "reversed";
+  duplicate?: boolean;
+  delayMs?: number;
+  gapMs?: number;
+};
+
+// What becomes of one accepted message: the provider's events about it (each provider
+// says what an event is: SendGrid's event objects, the SMS provider's statuses) and how
+// they are posted.
+export type Fate = Delivery & { events: Record<string, unknown>[] };
+
+// One report post and what became of it: every attempt's answer (or "unreachable"), and
+// whether the provider is done with it (answered 2xx, or out of attempts).
+export type ReportPost = {
+  at: string;
+  url: string;
+  payload: unknown;
+  attempts: { at: string; status: number | "unreachable" }[];
+  done: boolean;
+};
+
 export type Capture<Attempt extends { status: number }> = {
   record(attempt: Attempt): void;
   // The next scripted answer, after its delay; undefined when none is queued.
   nextScripted(): Promise<ScriptedResponse | undefined>;
+  // The fate of the next accepted message: the next queued one, or undefined for the default.
+  nextFate(): Fate | undefined;
+  // Runs the reporting about one accepted message in the background, counted among the
+  // pending work (GET /_capture/pending-reports) until it ends. `live` turns false when
+  // DELETE /_capture forgets everything: the work posts nothing more then.
+  track(work: (live: () => boolean) => Promise<void>): void;
+  // Posts one report to `url`: `send` makes each attempt's request (signed anew each time,
+  // as a provider signs when it sends), `retry` says whether an answer is worth another
+  // attempt, up to `maxAttempts` with doubling pauses from `firstPauseMs`.
+  report(
+    live: () => boolean,
+    url: string,
+    payload: unknown,
+    send: () => Promise<RequestInit>,
+    policy: { retry: (status: number | "unreachable") => boolean; maxAttempts: number; firstPauseMs: number },
+  ): Promise<void>;
   // The /_capture/* routes; null for any other request.
   control(request: Request): Response | Promise<Response> | null;
 };
@@ -35,6 +78,29 @@ export type Capture<Attempt extends { status: number }> = {
 export function createCapture<Attempt extends { status: number }>(accepted: number): Capture<Attempt> {
   let attempts: Attempt[] = [];
   let script: ScriptedResponse[] = [];
+  let fates: Fate[] = [];
+  let reports: ReportPost[] = [];
+  // Bumped by DELETE /_capture: reporting still under way from before stops posting.
+  let generation = 0;
+  // Accepted messages whose reports are not all posted yet, in this generation.
+  let pendingReports = 0;
+
+  async function setFates(request: Request): Promise<Response> {
+    const body: unknown = await request.json().catch(() => null);
+    const valid = isRecord(body) && Array.isArray(body.fates) && body.fates.every((fate) =>
+      isRecord(fate) && Array.isArray(fate.events) && fate.events.every(isRecord) &&
+      (fate.post === undefined || ["together", "separately", "reversed"].includes(fate.post as string)) &&
+      (fate.duplicate === undefined || typeof fate.duplicate === "boolean") &&
+      (fate.delayMs === undefined || Number.isInteger(fate.delayMs)) && (fate.gapMs === undefined || Number.isInteger(fate.gapMs))
+    );
+    if (!valid) {
+      return json(400, {
+        message: "expected {fates: [{events: [{...}], post?: together|separately|reversed, duplicate?, delayMs?, gapMs?}]}",
+      });
+    }
+    fates.push(...(body.fates as Fate[]));
+    return json(200, { pending: fates.length });
+  }
 
   async function setScript(request: Request): Promise<Response> {
     const body: unknown = await request.json().catch(() => null);
@@ -53,6 +119,40 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
       if (scripted?.delayMs) await sleep(scripted.delayMs);
       return scripted;
     },
+    nextFate: () => fates.shift(),
+    track(work) {
+      const ours = generation;
+      const live = () => ours === generation;
+      pendingReports++;
+      void work(live).catch((error) => console.error(`reporting failed: ${String(error)}`)).finally(() => {
+        if (live()) pendingReports--;
+      });
+    },
+    async report(live, url, payload, send, policy) {
+      if (!live()) return;
+      const post: ReportPost = { at: new Date().toISOString(), url, payload, attempts: [], done: false };
+      reports.push(post);
+      let pause = policy.firstPauseMs;
+      for (let attempt = 1; ; attempt++) {
+        if (!live()) return;
+        let status: number | "unreachable";
+        try {
+          const response = await fetch(url, { ...await send(), signal: AbortSignal.timeout(10_000) });
+          await response.body?.cancel();
+          status = response.status;
+        } catch {
+          status = "unreachable";
+        }
+        if (!live()) return;
+        post.attempts.push({ at: new Date().toISOString(), status });
+        if ((typeof status === "number" && status >= 200 && status < 300) || !policy.retry(status) || attempt >= policy.maxAttempts) {
+          post.done = true;
+          return;
+        }
+        await sleep(pause);
+        pause *= 2;
+      }
+    },
     control(request) {
       switch (`${request.method} ${new URL(request.url).pathname}`) {
         case "GET /_capture/messages":
@@ -61,9 +161,19 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
           return json(200, attempts);
         case "POST /_capture/script":
           return setScript(request);
+        case "POST /_capture/fates":
+          return setFates(request);
+        case "GET /_capture/reports":
+          return json(200, reports);
+        case "GET /_capture/pending-reports":
+          return json(200, { pending: pendingReports });
         case "DELETE /_capture":
           attempts = [];
           script = [];
+          fates = [];
+          reports = [];
+          pendingReports = 0;
+          generation++;
           return new Response(null, { status: 204 });
         default:
           return null;
@@ -84,4 +194,12 @@ export function loggingCalls(handler: (request: Request) => Response | Promise<R
     }
     return response;
   };
+}
+
+// The posts a fate's events go out in, in the order they are sent.
+export function postsOf<T>(events: T[], delivery: Delivery, defaultPost: "together" | "separately"): T[][] {
+  const post = delivery.post ?? defaultPost;
+  const groups = post === "together" ? [events] : events.map((event) => [event]);
+  if (post === "reversed") groups.reverse();
+  return delivery.duplicate ? groups.flatMap((group) => [group, group]) : groups;
 }

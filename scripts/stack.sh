@@ -283,21 +283,29 @@ ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
-# API keys signed with it, and Auth's ES256 signing key), kept for the stack's life; the
-# settings after them are rewritten on every `up`, so a running stack's file follows
-# this script. Values are single-quoted for `.`.
+# API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
+# double's signed Event Webhook), kept for the stack's life, each group made when the file
+# lacks it; the settings after them are rewritten on every `up`, so a running stack's file
+# follows this script. Values are single-quoted for `.`.
 STACK_KEYS='^(JWT_SECRET|ANON_KEY|SERVICE_ROLE_KEY|AUTH_JWT_KEYS)='
+WEBHOOK_KEYS='^(SENDGRID_WEBHOOK_VERIFICATION_KEY|SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY)='
 ensure_keys() {
-  local keys
+  local keys webhook_keys
   if [ -f "$ENV_FILE" ] && [ "$(grep -cE "$STACK_KEYS" "$ENV_FILE")" -eq 4 ]; then
     keys=$(grep -E "$STACK_KEYS" "$ENV_FILE")
   else
     say "generating the stack's JWT secret, API keys and Auth's signing key"
-    keys=$("$DENO" run --quiet --config "$ROOT/deno.json" "$ROOT/local/keys.ts")
+    keys=$("$DENO" run --quiet --config "$ROOT/deno.json" "$ROOT/local/keys.ts" jwt)
+  fi
+  if [ -f "$ENV_FILE" ] && [ "$(grep -cE "$WEBHOOK_KEYS" "$ENV_FILE")" -eq 2 ]; then
+    webhook_keys=$(grep -E "$WEBHOOK_KEYS" "$ENV_FILE")
+  else
+    say "generating the key pair that signs the SendGrid double's event webhook"
+    webhook_keys=$("$DENO" run --quiet --config "$ROOT/deno.json" "$ROOT/local/keys.ts" sendgrid-webhook)
   fi
   local name
   {
-    printf '%s\n' "$keys"
+    printf '%s\n' "$keys" "$webhook_keys"
     for name in "${ENV_SETTINGS[@]}"; do printf "%s='%s'\n" "$name" "${!name}"; done
   } > "$ENV_FILE.tmp"
   chmod 600 "$ENV_FILE.tmp"
@@ -551,6 +559,7 @@ function_env() {
     NOTIFICATIONS_FROM_EMAIL="$NOTIFICATIONS_FROM_EMAIL" NOTIFICATIONS_FROM_NAME="$NOTIFICATIONS_FROM_NAME"
     SMS_API_URL="$SMS_URL" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID"
     SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
+    SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )
@@ -566,9 +575,13 @@ ensure_http_processes() {
     stop_http_processes
   fi
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
+  # The SendGrid double posts its signed events to the api function's webhook through the
+  # gateway, as SendGrid posts to the project URL; the SMS double posts each message's
+  # status to the callback URL the worker gives it.
   if ! pid_alive mail; then
-    start_process mail "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
-      --allow-env "$ROOT/local/sendgrid-capture/main.ts" --port "$MAIL_PORT"
+    start_process mail "${deno_env[@]}" SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY="$SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY" \
+      -- "$DENO" run --quiet --allow-net=127.0.0.1 --allow-env "$ROOT/local/sendgrid-capture/main.ts" \
+      --port "$MAIL_PORT" --event-webhook-url "$API_URL/functions/v1/api/v1/webhooks/sendgrid"
   fi
   if ! pid_alive sms; then
     start_process sms "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \

@@ -7,10 +7,26 @@
 //   GET    /_capture/requests       every attempt with the status it got
 //   POST   /_capture/script         {responses: [{status, headers?, body?, delayMs?}]}: the next
 //                                  sends get these answers in order, then 201 again
-//   DELETE /_capture                forget everything, including a pending script
+//   POST   /_capture/fates          {fates: [{events, post?, duplicate?, delayMs?}]}: what becomes
+//                                  of the next accepted messages, in order, then the default
+//   GET    /_capture/reports        every status callback, its form and the answers it got
+//   GET    /_capture/pending-reports  {pending}: accepted messages whose callbacks are not all posted yet
+//   DELETE /_capture                forget everything, including a pending script and fates
 // Run with --port, --account-sid, --auth-token and --from (the one number the account may send from).
+//
+// A message created with a StatusCallback URL gets Twilio's status callbacks there: one
+// form POST per status it reaches (AccountSid, ApiVersion, From, To, MessageSid, SmsSid,
+// MessageStatus, SmsStatus, and ErrorCode for undelivered and failed), signed as Twilio
+// signs a request (X-Twilio-Signature: base64 of HMAC-SHA1, keyed with the auth token, of
+// the URL followed by each parameter's name and value sorted by name). By default sent,
+// then delivered, each 200 ms apart; a fate names other statuses ({status: "undelivered",
+// errorCode: "30003"}), posts them last first, or each twice. A callback answered with a
+// 5xx, or not at all, is tried again, up to three times more, as Twilio retries its
+// webhooks.
+import { Buffer } from "node:buffer";
+import { createHmac } from "node:crypto";
 import { readFlags, requireFlag } from "../args.ts";
-import { createCapture, json, loggingCalls } from "../capture.ts";
+import { createCapture, type Fate, json, loggingCalls, postsOf, sleep } from "../capture.ts";
 
 type Attempt = {
   receivedAt: string;
@@ -122,6 +138,11 @@ async function createMessage(request: Request, pathSid: string): Promise<Respons
   }
   const sid = messageSid();
   record(201, sid);
+  const callback = params.StatusCallback;
+  if (callback) {
+    const fate = capture.nextFate() ?? { events: [{ status: "sent" }, { status: "delivered" }] };
+    capture.track((live) => reportOn(live, callback, { sid, accountSid: pathSid, from: params.From!, to: params.To! }, fate));
+  }
   const now = new Date().toUTCString().replace("GMT", "+0000");
   return json(201, {
     sid,
@@ -143,6 +164,52 @@ async function createMessage(request: Request, pathSid: string): Promise<Respons
     date_sent: null,
     uri: `/2010-04-01/Accounts/${pathSid}/Messages/${sid}.json`,
   }, scripted?.headers);
+}
+
+// Twilio's RawDlrDoneDate: the carrier's receipt time, YYMMDDhhmm.
+function dlrDoneDate(at: Date): string {
+  return at.toISOString().replace(/[-T:]/g, "").slice(2, 12);
+}
+
+// The status callbacks of one message, each a form of its own, posted as the fate says.
+async function reportOn(
+  live: () => boolean,
+  url: string,
+  message: { sid: string; accountSid: string; from: string; to: string },
+  fate: Fate,
+) {
+  const callbacks = fate.events.map((event) => {
+    const status = String(event.status ?? "delivered");
+    const form: Record<string, string> = {
+      AccountSid: message.accountSid, ApiVersion: "2010-04-01", From: message.from, To: message.to,
+      MessageSid: message.sid, SmsSid: message.sid, MessageStatus: status, SmsStatus: status,
+    };
+    if (event.errorCode !== undefined) form.ErrorCode = String(event.errorCode);
+    if (status === "delivered" || status === "undelivered") form.RawDlrDoneDate = dlrDoneDate(new Date());
+    return form;
+  });
+  for (const [index, batch] of postsOf(callbacks, fate, "separately").entries()) {
+    await sleep(index === 0 ? fate.delayMs ?? 200 : fate.gapMs ?? 200);
+    for (const form of batch) {
+      await capture.report(live, url, form, () => Promise.resolve(signedCallback(url, form)), {
+        retry: (status) => status === "unreachable" || status >= 500, maxAttempts: 4, firstPauseMs: 250,
+      });
+    }
+  }
+}
+
+// A callback as Twilio signs it, with node:crypto's HMAC.
+function signedCallback(url: string, form: Record<string, string>): RequestInit {
+  const signed = url + Object.keys(form).sort().map((name) => name + form[name]).join("");
+  return {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded; charset=utf-8",
+      "user-agent": "TwilioProxy/1.1",
+      "x-twilio-signature": createHmac("sha1", Buffer.from(account.token)).update(signed).digest("base64"),
+    },
+    body: new URLSearchParams(form).toString(),
+  };
 }
 
 Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, loggingCalls((request) => {
