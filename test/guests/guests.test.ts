@@ -55,6 +55,8 @@ Deno.test("POST /v1/guests with return=representation: 201, the guest, a relativ
       id: created.id,
       ...input,
       marketingConsentAt: created.createdAt,
+      emailUndeliverableAt: null,
+      emailUndeliverableReason: null,
       createdAt: created.createdAt,
       updatedAt: created.createdAt,
     });
@@ -92,6 +94,8 @@ Deno.test("POST /v1/guests without Prefer: 204 with Location and ETag, no body; 
       marketingConsent: false,
       marketingConsentAt: null,
       notes: null,
+      emailUndeliverableAt: null,
+      emailUndeliverableReason: null,
       createdAt: guest.createdAt,
       updatedAt: guest.createdAt,
     });
@@ -560,4 +564,47 @@ Deno.test("role matrix: guests — staff list, create, read and update; only own
     // A manager erases what staff created.
     await expectStatus("DELETE", GUEST, await client(admin, t.tenantId).delete(`/guests/${created.id}`), 204);
     assert.deepEqual(ids(await list(staffApi)), [minimalId]);
+  }));
+
+// ---------------------------------------------------------------- the undeliverable mark
+
+const MARK = "/v1/guests/{id}/email-undeliverable";
+
+Deno.test("DELETE /v1/guests/{id}/email-undeliverable: a manager clears the mark (204, or 200 with the guest); an unmarked guest is left as it was; no client sets a mark", () =>
+  withFixture(async ({ sql, tenant, memberOf }) => {
+    const t = await tenant("guest-mark");
+    const api = t.ownerClient;
+    const guest = await createGuest(api);
+    // As the provider's report marks it (private.record_delivery_events runs as the owner, as this connection does).
+    await sql`update public.guests set email_undeliverable_at = '2026-11-20T08:00:00Z',
+                                        email_undeliverable_reason = 'the mail bounced: 550 5.1.1 no such user'
+              where id = ${guest.id}`;
+    const { body: marked, etag } = await read(api, guest.id);
+    assert.deepEqual([marked.emailUndeliverableAt, marked.emailUndeliverableReason],
+      ["2026-11-20T08:00:00+00:00", "the mail bounced: 550 5.1.1 no such user"]);
+
+    // Staff may not clear it; nobody may set it through the API.
+    const staff = client(await memberOf(t, "staff"), t.tenantId);
+    await expectProblem("DELETE", MARK, await staff.delete(`/guests/${guest.id}/email-undeliverable`), 403, "forbidden");
+    await expectInvalid("PATCH", GUEST, await api.patch(`/guests/${guest.id}`, { emailUndeliverableAt: null }), "emailUndeliverableAt");
+    await expectInvalid("POST", GUESTS, await api.post("/guests", { firstName: "A", lastName: "B", emailUndeliverableReason: "x" }),
+      "emailUndeliverableReason");
+    assert.equal((await read(api, guest.id)).etag, etag, "nothing changed");
+
+    const cleared = await api.delete(`/guests/${guest.id}/email-undeliverable`);
+    const { etag: clearedTag } = await expectMinimal("DELETE", MARK, cleared, 204);
+    const after = await read(api, guest.id);
+    assert.equal(after.etag, clearedTag);
+    assert.deepEqual(after.body, { ...marked, emailUndeliverableAt: null, emailUndeliverableReason: null, updatedAt: after.body.updatedAt });
+    const [row] = await sql<{ cleared_at: string | null }[]>`select email_undeliverable_cleared_at::text as cleared_at from public.guests where id = ${guest.id}`;
+    assert.ok(row!.cleared_at, "the database stamped when it was cleared");
+
+    // Again: nothing to clear, nothing written; the guest as it is.
+    const again = await api.delete(`/guests/${guest.id}/email-undeliverable`, undefined, representation);
+    assert.deepEqual(await expectStatus<Guest>("DELETE", MARK, again, 200), after.body);
+    assert.equal(again.headers.get("etag"), after.etag, "its ETag unchanged");
+
+    for (const id of [UNKNOWN_ID, MALFORMED_ID]) {
+      await expectProblem("DELETE", MARK, await api.delete(`/guests/${id}/email-undeliverable`), 404, "not-found");
+    }
   }));

@@ -1,9 +1,12 @@
 // The SMS provider double speaks Twilio's Messages API as the notification worker's
 // SMS adapter will see it: a form under Basic auth, 201 and the message resource, or
-// Twilio's error shape.
+// Twilio's error shape; and posts Twilio's signed status callbacks to the api function.
 import assert from "node:assert/strict";
-import { sms } from "../support/notifications.ts";
+import { withFixture } from "../support/api.ts";
+import { createGuest } from "../support/domain.ts";
+import { drainQueue, sleep, sms } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
+import { smsCallbackUrl } from "../support/webhooks.ts";
 
 const { accountSid, authToken, fromNumber } = stack.notifications.sms;
 const basic = (user: string, password: string) => `Basic ${btoa(`${user}:${password}`)}`;
@@ -138,3 +141,41 @@ Deno.test("SMS capture: accepts, refuses and replays scripted failures", async (
     await get.body?.cancel();
   });
 });
+
+Deno.test("SMS capture: a message with a StatusCallback gets Twilio's signed status callbacks there, tried again after a 5xx, not after a 4xx", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("sms-capture-callbacks");
+    const guest = await createGuest(t.ownerClient, { phone: "+351912345678" });
+    const [row] = await sql<{ id: string }[]>`
+      insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel)
+      values (${t.tenantId}, ${guest.id}, 'guest', 'checkin_reminder', 'sms') returning id`;
+    const url = smsCallbackUrl(t.tenantId, row!.id);
+
+    // The notification is pending, its message not recorded: the webhook answers 503
+    // until the row names the message; then the callback is taken.
+    await sms.fates({ events: [{ status: "delivered" }], delayMs: 0 });
+    const created = await send({ ...message, StatusCallback: url });
+    assert.equal(created.status, 201);
+    let first = (await sms.reports())[0];
+    for (; !first || first.attempts.length === 0; first = (await sms.reports())[0]) await sleep(20);
+    assert.equal(first.attempts[0]!.status, 503);
+    assert.deepEqual(first.payload, {
+      AccountSid: accountSid, ApiVersion: "2010-04-01", From: fromNumber, To: message.To, MessageSid: created.body.sid,
+      SmsSid: created.body.sid, MessageStatus: "delivered", SmsStatus: "delivered", RawDlrDoneDate: (first.payload as Record<string, string>).RawDlrDoneDate,
+    });
+    assert.match((first.payload as Record<string, string>).RawDlrDoneDate!, /^[0-9]{10}$/);
+    await sql`update public.notifications set status = 'sent', sent_at = now(), provider_message_id = ${created.body.sid as string}
+              where id = ${row!.id}`;
+    const [done] = await sms.reportsDone(1);
+    assert.deepEqual(done!.attempts.map((attempt) => attempt.status).slice(-1), [200]);
+    assert.ok(done!.attempts.length >= 2 && done!.attempts.slice(0, -1).every((attempt) => attempt.status === 503));
+
+    // A callback URL that names no notification verifies but is refused (400): not tried again.
+    await sms.clear();
+    await sms.fates({ events: [{ status: "failed", errorCode: "30008" }], delayMs: 0 });
+    await send({ ...message, StatusCallback: `${stack.apiUrl}/functions/v1/api/v1/webhooks/sms?tenantId=${t.tenantId}` });
+    const [refused] = await sms.reportsDone(1);
+    assert.deepEqual(refused!.attempts.map((attempt) => attempt.status), [400]);
+    assert.equal((refused!.payload as Record<string, string>).ErrorCode, "30008");
+  }));

@@ -85,6 +85,10 @@ function expectPending(found: Notification, tenantId: string, stay: GuestStay, t
     reservationId: stay.reservation.id,
     accessCodeId,
     sentAt: null,
+    deliveryState: null,
+    deliveryStateAt: null,
+    deliveryReason: null,
+    deliveryCode: null,
     createdAt: found.createdAt,
     updatedAt: found.createdAt,
   });
@@ -123,8 +127,16 @@ async function deliverOne(api: Client, tenantId: string, stay: GuestStay, pendin
     statusReason: null,
     attempts: 1,
     sentAt: after.sentAt,
+    // SendGrid (its double) reports the mail processed, then delivered.
+    deliveryState: "delivered",
+    deliveryStateAt: after.deliveryStateAt,
+    deliveryReason: "250 OK",
+    deliveryCode: null,
     updatedAt: after.updatedAt,
+    events: after.events,
   });
+  assert.deepEqual(after.events.map((event) => [event.provider, event.event, event.deliveryState]),
+    [["sendgrid", "delivered", "delivered"], ["sendgrid", "processed", null]]);
   assert.ok(Date.parse(after.sentAt) >= Date.parse(pending.createdAt), "sent after it was created");
   assert.ok(Date.parse(after.updatedAt) >= Date.parse(after.sentAt));
   return after;
@@ -157,7 +169,7 @@ Deno.test("check-in through the API: a pending checkin_reminder, then one welcom
     assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: 1 });
     const pending = page.data[0]!;
     expectPending(pending, t.tenantId, stay, "checkin_reminder", null, since);
-    assert.deepEqual(await readNotification(api, pending.id), pending);
+    assert.deepEqual(await readNotification(api, pending.id), { ...pending, events: [] });
     assert.deepEqual((await jobsFor(sql, pending.id)).map((job) => [job.readCount, job.message]),
       [[0, { notificationId: pending.id, tenantId: t.tenantId }]], "one job for it on the queue");
     assert.deepEqual(await mail.requests(), [], "nothing is sent before the worker runs");
@@ -355,6 +367,7 @@ Deno.test("opted out of checkin_reminder by email: the check-in's notification i
       status: "skipped",
       statusReason: "the tenant opted out of checkin_reminder by email",
       updatedAt: skipped.updatedAt,
+      events: [],
     });
     assert.equal(skipped.sentAt, null);
     assert.equal(skipped.subject, null, "a skipped notification is not rendered");
@@ -404,6 +417,7 @@ Deno.test("an access code revoked before the worker runs: its notification is sk
       status: "skipped",
       statusReason: "the access code was revoked before delivery",
       updatedAt: skipped.updatedAt,
+      events: [],
     });
     assert.deepEqual(await mail.requests(), [], "the revoked code was not sent");
     assert.deepEqual(await jobsFor(sql, pending.id), []);
@@ -422,7 +436,9 @@ Deno.test("a guest without an email address: the check-in's notification fails w
 
     assert.deepEqual(await runWorker(), summary({ read: 1, failed: 1 }));
     const failed = await readNotification(api, pending.id);
-    assert.deepEqual(failed, { ...pending, status: "failed", statusReason: "the guest has no email address", updatedAt: failed.updatedAt });
+    assert.deepEqual(failed, {
+      ...pending, status: "failed", statusReason: "the guest has no email address", updatedAt: failed.updatedAt, events: [],
+    });
     assert.deepEqual(await mail.requests(), []);
     assert.deepEqual(await jobsFor(sql, pending.id), []);
   }));
@@ -439,7 +455,7 @@ Deno.test("a cancelled reservation deleted before the worker runs: its notificat
     assert.equal(await expectStatus("DELETE", "/v1/reservations/{id}", deleted, 204), undefined);
 
     const orphan = await readNotification(api, pending.id);
-    assert.deepEqual(orphan, { ...pending, reservationId: null, updatedAt: orphan.updatedAt }, "it lets go of the reservation");
+    assert.deepEqual(orphan, { ...pending, reservationId: null, updatedAt: orphan.updatedAt, events: [] }, "it lets go of the reservation");
     assert.deepEqual(await runWorker(), summary({ read: 1, failed: 1 }));
     const failed = await readNotification(api, pending.id);
     assert.deepEqual([failed.status, failed.statusReason, failed.sentAt], ["failed", "its reservation no longer exists", null]);

@@ -28,6 +28,7 @@ import {
   NOTIFICATION,
   NOTIFICATIONS,
   notificationFor,
+  type NotificationWithEvents,
   type Preference,
   PREFERENCES,
   runWorker,
@@ -81,7 +82,7 @@ Deno.test("GET /v1/notifications: the tenant's notifications newest first, in th
     assert.deepEqual(max.pagination, { limit: 100, offset: 0, total: 4 });
   }));
 
-Deno.test("GET /v1/notifications: filters by status, templateKey (one or several, comma-separated) and reservationId", () =>
+Deno.test("GET /v1/notifications: filters by status, templateKey (one or several, comma-separated), reservationId and deliveryState", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("notifications-filter");
     const { stayed, cancelled, checkin, access, checkout, cancel } = await fourNotifications(t.ownerClient, sql);
@@ -98,6 +99,10 @@ Deno.test("GET /v1/notifications: filters by status, templateKey (one or several
       [`?reservationId=${UNKNOWN_ID}`, []],
       [`?reservationId=${stayed.reservation.id}&status=sent`, [checkin]],
       [`?reservationId=${stayed.reservation.id}&templateKey=reservation_cancelled`, []],
+      // What the provider reported after accepting it: the sent one was delivered.
+      ["?deliveryState=delivered", [checkin]],
+      ["?deliveryState=bounced,dropped,spam_report", []],
+      ["?deliveryState=delivered,deferred&status=sent", [checkin]],
     ];
     for (const [query, expected] of cases) {
       const page = await listNotifications(t.ownerClient, query);
@@ -122,6 +127,9 @@ Deno.test("GET /v1/notifications: 400 for a bad filter or page, an event templat
       // A preference key of the settings screen is no notification's template.
       ["templateKey=checkin_reminder,check_in_alerts", "templateKey.1"],
       ["reservationId=not-a-uuid", "reservationId"],
+      // A status is no delivery state: sent stays the status, delivered is what followed.
+      ["deliveryState=sent", "deliveryState.0"],
+      ["deliveryState=delivered,opened", "deliveryState.1"],
       ["limit=0", "limit"],
       ["limit=101", "limit"],
       ["limit=abc", "limit"],
@@ -141,9 +149,12 @@ Deno.test("GET /v1/notifications/{id}: 200 with an ETag; another tenant's, an un
     const b = await tenant("notification-b");
     const four = await fourNotifications(a.ownerClient, sql);
 
+    // Read by id, each is the list's row with its provider's reports: the sent one's
+    // SendGrid (its double) reported processed, then delivered.
     for (const notification of four.newestFirst) {
-      const { body } = await readOne<Notification>(a.ownerClient, NOTIFICATION, { id: notification.id });
-      assert.deepEqual(body, notification);
+      const { body } = await readOne<NotificationWithEvents>(a.ownerClient, NOTIFICATION, { id: notification.id });
+      assert.deepEqual(body, { ...notification, events: body.events });
+      assert.deepEqual(body.events.map((event) => event.event), notification === four.checkin ? ["delivered", "processed"] : []);
     }
 
     // Tenant B sees none of A's: a caller sees only its own tenant's notifications.

@@ -12,7 +12,7 @@ import {
   jobsFor,
   listPreferences,
   mail,
-  type Notification,
+  type NotificationWithEvents,
   readNotification,
   runWorker,
   runWorkerInProcess,
@@ -22,6 +22,7 @@ import {
   summary,
 } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
+import { smsCallbackUrl } from "../support/webhooks.ts";
 
 const PHONE = "+351912345678";
 
@@ -51,7 +52,7 @@ async function enqueueReminder(sql: postgres.Sql, tenantId: string, stay: SmsSta
   });
 }
 
-async function pendingSms(api: Client, id: string, stay: SmsStay, tenantId: string): Promise<Notification> {
+async function pendingSms(api: Client, id: string, stay: SmsStay, tenantId: string): Promise<NotificationWithEvents> {
   const pending = await readNotification(api, id);
   assert.deepEqual(pending, {
     id,
@@ -68,20 +69,26 @@ async function pendingSms(api: Client, id: string, stay: SmsStay, tenantId: stri
     reservationId: stay.reservation.id,
     accessCodeId: null,
     sentAt: null,
+    deliveryState: null,
+    deliveryStateAt: null,
+    deliveryReason: null,
+    deliveryCode: null,
     createdAt: pending.createdAt,
     updatedAt: pending.createdAt,
+    events: [],
   });
   return pending;
 }
 
 // The one accepted text message, to the guest's phone from the stack's number, and the
 // notification sent with the provider's message SID kept.
-async function expectTexted(sql: postgres.Sql, api: Client, stay: SmsStay, pending: Notification, attempts: number) {
+async function expectTexted(sql: postgres.Sql, api: Client, stay: SmsStay, pending: NotificationWithEvents, attempts: number) {
   const messages = await sms.messages();
   assert.equal(messages.length, 1, "exactly one text message");
   const [message] = messages;
   assert.equal(message!.accountSid, stack.notifications.sms.accountSid);
-  assert.deepEqual(Object.keys(message!.params).sort(), ["Body", "From", "To"]);
+  assert.deepEqual(Object.keys(message!.params).sort(), ["Body", "From", "StatusCallback", "To"]);
+  assert.equal(message!.params.StatusCallback, smsCallbackUrl(pending.tenantId, pending.id), "the status comes back to the webhook");
   assert.equal(message!.params.To, PHONE);
   assert.equal(message!.params.From, stack.notifications.sms.fromNumber);
   const body = message!.params.Body!;
@@ -99,8 +106,16 @@ async function expectTexted(sql: postgres.Sql, api: Client, stay: SmsStay, pendi
     statusReason: null,
     attempts,
     sentAt: sent.sentAt,
+    // The provider (its double) reports the message sent, then delivered.
+    deliveryState: "delivered",
+    deliveryStateAt: sent.deliveryStateAt,
+    deliveryReason: null,
+    deliveryCode: null,
     updatedAt: sent.updatedAt,
+    events: sent.events,
   });
+  assert.deepEqual(sent.events.map((event) => [event.provider, event.event, event.deliveryState]),
+    [["sms", "delivered", "delivered"], ["sms", "sent", null]]);
   assert.deepEqual(await deliveryColumns(sql, pending.id), { recipient_address: PHONE, provider_message_id: message!.sid });
   assert.deepEqual(await jobsFor(sql, pending.id), []);
   assert.deepEqual(await mail.requests(), [], "nothing went by email");
@@ -133,6 +148,7 @@ Deno.test("an sms notification for a guest without a phone: failed, 'the guest h
       status: "failed",
       statusReason: "the guest has no phone number",
       updatedAt: failed.updatedAt,
+      events: [],
     });
     assert.deepEqual(await jobsFor(sql, pending.id), []);
     assert.deepEqual(await sms.requests(), []);

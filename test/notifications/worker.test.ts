@@ -47,6 +47,7 @@ Deno.test("the sender address unset: the worker logs a warning, sends nothing, a
       status: "skipped",
       statusReason: "email is disabled: the sender address (NOTIFICATIONS_FROM_EMAIL) is not set",
       updatedAt: skipped.updatedAt,
+      events: [],
     });
     assert.deepEqual(await mail.requests(), [], "SendGrid received nothing");
     assert.deepEqual(await jobsFor(sql, pending.id), [], "the job is done");

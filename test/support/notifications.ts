@@ -6,7 +6,7 @@ import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne, type Schemas } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
 import { functionsDatabase, stack } from "./stack.ts";
-import { type ScriptedResponse, sleep } from "../../local/capture.ts";
+import { type Fate, type ReportPost, type ScriptedResponse, sleep } from "../../local/capture.ts";
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
@@ -18,13 +18,16 @@ import {
   type WorkerSettings,
 } from "../../src/notifications/worker.ts";
 
-export { QUEUE, type RunSummary, sleep };
+export { type Fate, QUEUE, type ReportPost, type RunSummary, sleep };
 
 export const workerUrl = () => `${stack.apiUrl}/functions/v1/notifications-worker`;
 
 // ---------------------------------------------------------------- the API's view
 
 export type Notification = Schemas["Notification"];
+// A notification read by id: with its provider's reports, newest first.
+export type NotificationWithEvents = Schemas["NotificationWithEvents"];
+export type NotificationEvent = Schemas["NotificationEvent"];
 export type NotificationStatus = Notification["status"];
 export type TemplateKey = Notification["templateKey"];
 export type Preference = Schemas["NotificationPreference"];
@@ -35,8 +38,8 @@ export const PREFERENCES = "/v1/notifications/preferences";
 
 export const listNotifications = (api: Client, query = "") => listPage<Notification>(api, NOTIFICATIONS, query);
 
-export async function readNotification(api: Client, id: string): Promise<Notification> {
-  return (await readOne<Notification>(api, NOTIFICATION, { id })).body;
+export async function readNotification(api: Client, id: string): Promise<NotificationWithEvents> {
+  return (await readOne<NotificationWithEvents>(api, NOTIFICATION, { id })).body;
 }
 
 export const listPreferences = (api: Client, query = "") => listPage<Preference>(api, PREFERENCES, query);
@@ -85,14 +88,29 @@ export async function callWorker(headers: Record<string, string> = { authorizati
   return { status: response.status, headers: response.headers, text, body };
 }
 
-// One run of the worker: 200 and its summary.
+// One run of the worker: 200 and its summary. The providers' doubles report on each
+// message they accepted a moment later, as the providers do (delivered, by default); the
+// run returns once those reports are posted and answered, so what a test reads next is
+// what the stack settles on.
 export async function runWorker(): Promise<RunSummary> {
   const answer = await callWorker();
   assert.equal(answer.status, 200, `the worker answered ${answer.status}: ${answer.text}`);
   assert.equal(answer.headers.get("content-type")?.split(";")[0], "application/json");
   const body = answer.body as RunSummary;
   assert.deepEqual(Object.keys(body).sort(), Object.keys(idle).sort(), answer.text);
+  if (body.sent > 0) await reportsSettled();
   return body;
+}
+
+// Waits until neither double has reports still to post about a message it accepted.
+export async function reportsSettled(timeoutMs = 20_000): Promise<void> {
+  const started = performance.now();
+  for (const double of [mail, sms]) {
+    while ((await double.pendingReports()) > 0) {
+      assert.ok(performance.now() - started < timeoutMs, `the doubles posted their reports within ${timeoutMs} ms`);
+      await sleep(25);
+    }
+  }
 }
 
 export type LogLine = { level: "warn" | "error"; message: string; fields: Record<string, unknown> | undefined };
@@ -103,7 +121,7 @@ export type LogLine = { level: "warn" | "error"; message: string; fields: Record
 // says, and what it logs is captured. One run, as the admin connection.
 export async function runWorkerInProcess(change: {
   email?: Partial<Pick<SendGridSettings, "apiKey" | "fromEmail" | "fromName" | "baseUrl" | "timeoutMs">>;
-  sms?: Partial<Pick<SmsSettings, "accountSid" | "authToken" | "fromNumber" | "baseUrl" | "timeoutMs">>;
+  sms?: Partial<Pick<SmsSettings, "accountSid" | "authToken" | "fromNumber" | "baseUrl" | "statusCallbackUrl" | "timeoutMs">>;
   settings?: Partial<WorkerSettings>;
 } = {}): Promise<{ run: RunSummary; logs: LogLine[] }> {
   const logs: LogLine[] = [];
@@ -124,7 +142,10 @@ export async function runWorkerInProcess(change: {
           ...change.email,
           now: Date.now,
         }),
-        sms: createSmsAdapter({ ...settings.sms, baseUrl: stack.smsUrl, timeoutMs: 10_000, ...change.sms, fetch, now: Date.now }),
+        sms: createSmsAdapter({
+          ...settings.sms, baseUrl: stack.smsUrl, statusCallbackUrl: `${stack.apiUrl}/functions/v1/api/v1/webhooks/sms`,
+          timeoutMs: 10_000, ...change.sms, fetch, now: Date.now,
+        }),
       },
       settings: {
         ...defaultWorkerSettings,
@@ -139,6 +160,7 @@ export async function runWorkerInProcess(change: {
         error: (message, fields) => logs.push({ level: "error", message, fields }),
       },
     });
+    if (run.sent > 0) await reportsSettled();
     return { run, logs };
   } finally {
     await sql.end();
@@ -229,6 +251,36 @@ function captureServer<A>(baseUrlOf: () => string) {
       const text = await response.text();
       assert.equal(response.status, 200, text);
       return JSON.parse(text) as { pending: number };
+    },
+    // Queues what becomes of the next accepted messages: the events the double reports
+    // about each, and how it posts them.
+    async fates(...fates: Fate[]): Promise<{ pending: number }> {
+      const response = await fetch(`${baseUrlOf()}/_capture/fates`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ fates }),
+      });
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      return JSON.parse(text) as { pending: number };
+    },
+    // Every report the double posted, oldest first, with the answers each got.
+    reports: () => get<ReportPost[]>("/_capture/reports"),
+    // Accepted messages whose reports are not all posted yet.
+    pendingReports: async () => (await get<{ pending: number }>("/_capture/pending-reports")).pending,
+    // Waits until the double has made `count` report posts and is done with each (a 2xx,
+    // or out of attempts); those posts.
+    async reportsDone(count: number, timeoutMs = 15_000): Promise<ReportPost[]> {
+      const started = performance.now();
+      for (;;) {
+        const posts = await get<ReportPost[]>("/_capture/reports");
+        if (posts.length >= count && posts.every((post) => post.done)) {
+          assert.equal(posts.length, count, `exactly ${count} report posts: ${JSON.stringify(posts)}`);
+          return posts;
+        }
+        assert.ok(performance.now() - started < timeoutMs, `${count} report posts within ${timeoutMs} ms: ${JSON.stringify(posts)}`);
+        await sleep(50);
+      }
     },
   };
 }

@@ -76,6 +76,17 @@ export const stack = {
   get serviceRoleKey() {
     return setting("SERVICE_ROLE_KEY");
   },
+  // The key pair of the SendGrid double's signed Event Webhook: the public half the api
+  // function verifies with, the private half only the double (and the tests that forge or
+  // replay posts) holds.
+  sendGridWebhook: {
+    get verificationKey() {
+      return setting("SENDGRID_WEBHOOK_VERIFICATION_KEY");
+    },
+    get privateKey() {
+      return setting("SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY");
+    },
+  },
   // What the notifications worker function runs with.
   notifications: {
     get sendGridApiKey() {

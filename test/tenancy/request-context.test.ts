@@ -1,5 +1,6 @@
 // Who may call what, driven by the served OpenAPI document over every operation: the
-// token or, on /v1/external, the API key (401), the tenant header (400, and 403 to a non-member), the tenant in the path
+// token or, on /v1/external, the API key (401), on /v1/webhooks the provider's signature
+// (401, whatever else the post carries), the tenant header (400, and 403 to a non-member), the tenant in the path
 // (404 to a non-member, like an unknown tenant) and the staff role (403 on every
 // "manager" operation, never on a "member" one). Every response is checked against the
 // contract, and a refused request leaves the tenant byte-identical. The operations and
@@ -16,6 +17,20 @@ import { endSession } from "../support/session.ts";
 import { tenantSnapshot } from "../support/snapshot.ts";
 import type { Problem } from "../support/stack.ts";
 import { bodyOf, fill, type Ids, operations, type Probe, world } from "../support/sweep.ts";
+import { stack } from "../support/stack.ts";
+import {
+  expectInvalidSignature,
+  expectReceipt,
+  nowSeconds,
+  postSendGrid,
+  postSmsCallback,
+  sendGridEvent,
+  sendGridSignature,
+  smsCallbackForm,
+  smsCallbackUrl,
+  smsSignature,
+  strangerKey,
+} from "../support/webhooks.ts";
 
 Deno.test("every non-public operation answers 401 with WWW-Authenticate: no token, an ended session, a malformed or forged token, or any key that is not a live one; nothing changes", () =>
   withFixture(async (fixture) => {
@@ -56,7 +71,7 @@ Deno.test("every non-public operation answers 401 with WWW-Authenticate: no toke
     const before = await tenantSnapshot(sql, w.a.tenantId);
     const checked = { session: 0, member: 0, manager: 0, integration: 0 };
     for (const probe of w.probes) {
-      if (probe.access === "public") continue;
+      if (probe.access === "public" || probe.access === "webhook") continue;
       const path = fill(probe.template, w.ids);
       const body = bodyOf(w.bodies, probe);
       const tenantId = probe.scope === "header" ? w.a.tenantId : undefined;
@@ -236,4 +251,89 @@ Deno.test("a staff member is never refused a member operation: each one, given a
     );
     const left = await sql`select 1 from public.tenant_memberships where tenant_id = ${w.a.tenantId} and user_id = ${leaver.id}`;
     assert.equal(left.length, 0, "the leaver is still a member");
+  }));
+
+Deno.test("every webhook answers 401 without the provider's signature, with a session token or an API key, or signed with another key; nothing changes; signed right, the same post is recorded", () =>
+  withFixture(async (fixture) => {
+    const { sql } = fixture;
+    const w = await world(fixture);
+    // A's door code notification, as if the worker had sent it by both providers: a report
+    // the webhook could match, were it signed right.
+    const notificationId = w.ids.byCollection.notifications!;
+    const messageSid = `SM${crypto.randomUUID().replaceAll("-", "")}`;
+    await sql`update public.notifications set status = 'sent', sent_at = now(), provider_message_id = 'sweepMessageId00000000',
+                                              recipient_address = 'sweep@guest.example'
+              where id = ${notificationId}`;
+    const credentials: Record<string, Record<string, string>> = {
+      "a session token": { authorization: `Bearer ${w.a.owner.token}` },
+      "an API key": { "x-api-key": w.keys.a },
+    };
+    const stranger = await strangerKey();
+    const event = sendGridEvent(
+      { notificationId, tenantId: w.a.tenantId, messageId: "sweepMessageId00000000", email: "sweep@guest.example" },
+      { event: "delivered", response: "250 OK" },
+    );
+    const body = JSON.stringify([event]);
+    const url = smsCallbackUrl(w.a.tenantId, notificationId);
+    const form = smsCallbackForm(messageSid, "delivered");
+    // Each webhook's refusals, then the post it takes.
+    const posts: Record<string, { refused: [string, Promise<Response>][]; accepted: () => Promise<Response> }> = {
+      receiveSendGridEvents: {
+        refused: [
+          ["no signature", postSendGrid([event], { signature: null })],
+          ...Object.entries(credentials).map(([label, headers]) =>
+            [label, fetch(`${stack.v1}/webhooks/sendgrid`, {
+              method: "POST", body,
+              headers: { "content-type": "application/json", "x-twilio-email-event-webhook-timestamp": String(nowSeconds()), ...headers },
+            })] as [string, Promise<Response>]
+          ),
+          ["another key's signature", (async () => {
+            const now = String(nowSeconds());
+            return await postSendGrid([event], { timestamp: now, signature: sendGridSignature(now, body, stranger) });
+          })()],
+        ],
+        accepted: () => postSendGrid([event]),
+      },
+      receiveSmsStatus: {
+        refused: [
+          ["no signature", postSmsCallback(url, form, { signature: null })],
+          ...Object.entries(credentials).map(([label, headers]) =>
+            [label, fetch(url, {
+              method: "POST", body: new URLSearchParams(form).toString(),
+              headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+            })] as [string, Promise<Response>]
+          ),
+          ["another auth token's signature", postSmsCallback(url, form, { signature: smsSignature(url, form, "not-the-token") })],
+        ],
+        accepted: () => postSmsCallback(url, form),
+      },
+    };
+
+    const before = await tenantSnapshot(sql, w.a.tenantId);
+    let checked = 0;
+    for (const probe of w.probes) {
+      if (probe.access !== "webhook") continue;
+      const poster = posts[probe.operation.operationId];
+      assert.ok(poster, `${probe.template}: teach this sweep how its provider posts`);
+      for (const [label, pending] of poster.refused) {
+        const response = await pending;
+        const where = `${probe.method} ${probe.template} with ${label}`;
+        const bytes = await response.arrayBuffer();
+        const read = new Response(bytes, { status: response.status, headers: response.headers });
+        await expectInvalidSignature(read, probe.template).catch((error) => {
+          throw new Error(`${where}: ${error.message}`);
+        });
+        assert.match(response.headers.get("www-authenticate") ?? "", /^Signature\b/, `${where}: WWW-Authenticate`);
+      }
+      checked++;
+    }
+    assert.equal(checked, 2, "both webhooks were swept");
+    assert.equal(await tenantSnapshot(sql, w.a.tenantId), before, "tenant A changed");
+
+    // The controls: the same reports, signed as the providers sign, are recorded.
+    await expectReceipt(await posts.receiveSendGridEvents!.accepted(), { received: 1, recorded: 1 });
+    // Signed right, the callback is read; it is about no SMS this service sent (the
+    // notification went by email), so it is unmatched.
+    await expectReceipt(await posts.receiveSmsStatus!.accepted(), { received: 1, unmatched: 1 }, "/v1/webhooks/sms");
+    assert.notEqual(await tenantSnapshot(sql, w.a.tenantId), before, "the signed report was recorded");
   }));
