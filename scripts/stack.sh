@@ -670,7 +670,7 @@ print_status() {
       Pooler URL: $POOLER_URL (PgBouncer, transaction mode: the functions' way in)
             Auth: $auth_state
 $auth_settings
-Mail capture URL: $MAIL_URL
+Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1/webhooks/sendgrid)
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY

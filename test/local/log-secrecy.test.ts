@@ -25,7 +25,7 @@ type Session = Schemas["Session"];
 // A JWT's signature: enough to forge nothing, but a log that cut the token would keep it.
 const signatureOf = (jwt: string) => jwt.split(".")[2] ?? jwt;
 
-Deno.test("no password, token, API key, service role key or SendGrid key reaches any log the stack writes", () =>
+Deno.test("no password, token, API key, service role key, SendGrid key or webhook signing key reaches any log the stack writes", () =>
   withFixture(async ({ sql, cleanup }) => {
     const before = await stackLogs();
     const secrets: Record<string, string> = {
@@ -33,6 +33,7 @@ Deno.test("no password, token, API key, service role key or SendGrid key reaches
       "the service role key's signature": signatureOf(stack.serviceRoleKey),
       "the SendGrid API key": stack.notifications.sendGridApiKey,
       "the SMS provider's auth token": stack.notifications.sms.authToken,
+      "the private key that signs the SendGrid double's event webhook": stack.sendGridWebhook.privateKey,
       "the JWT secret": stack.jwtSecret,
     };
     const email = `log-secrecy-${crypto.randomUUID().slice(0, 8)}@test.example`;
