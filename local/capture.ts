@@ -54,7 +54,8 @@ export type Capture<Attempt extends { status: number }> = {
   record(attempt: Attempt): void;
   // The next scripted answer, after its delay; undefined when none is queued.
   nextScripted(): Promise<ScriptedResponse | undefined>;
-  // The fate of the next accepted message: the next queued one, or undefined for the default.
+  // The fate of the next accepted message: the next queued one, else the default set with
+  // POST /_capture/fates, or undefined for the double's own.
   nextFate(): Fate | undefined;
   // Runs the reporting about one accepted message in the background, counted among the
   // pending work (GET /_capture/pending-reports) until it ends. `live` turns false when
@@ -85,20 +86,30 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
   // Accepted messages whose reports are not all posted yet, in this generation.
   let pendingReports = 0;
 
+  // The fate of a message no queued fate is left for; undefined: the double's own default.
+  let fallback: Fate | undefined;
+
+  const isFate = (fate: unknown): fate is Fate =>
+    isRecord(fate) && Array.isArray(fate.events) && fate.events.every(isRecord) &&
+    (fate.post === undefined || ["together", "separately", "reversed"].includes(fate.post as string)) &&
+    (fate.duplicate === undefined || typeof fate.duplicate === "boolean") &&
+    (fate.delayMs === undefined || Number.isInteger(fate.delayMs)) && (fate.gapMs === undefined || Number.isInteger(fate.gapMs));
+
+  // {fates: [...]} queues fates for the next messages; {default: fate} makes one the fate of
+  // every message after them ({default: null} restores the double's own, as DELETE /_capture does).
   async function setFates(request: Request): Promise<Response> {
     const body: unknown = await request.json().catch(() => null);
-    const valid = isRecord(body) && Array.isArray(body.fates) && body.fates.every((fate) =>
-      isRecord(fate) && Array.isArray(fate.events) && fate.events.every(isRecord) &&
-      (fate.post === undefined || ["together", "separately", "reversed"].includes(fate.post as string)) &&
-      (fate.duplicate === undefined || typeof fate.duplicate === "boolean") &&
-      (fate.delayMs === undefined || Number.isInteger(fate.delayMs)) && (fate.gapMs === undefined || Number.isInteger(fate.gapMs))
-    );
+    const valid = isRecord(body) && (body.fates !== undefined || body.default !== undefined) &&
+      (body.fates === undefined || (Array.isArray(body.fates) && body.fates.every(isFate))) &&
+      (body.default === undefined || body.default === null || isFate(body.default));
     if (!valid) {
       return json(400, {
-        message: "expected {fates: [{events: [{...}], post?: together|separately|reversed, duplicate?, delayMs?, gapMs?}]}",
+        message: "expected {fates?: [fate], default?: fate | null}, a fate being " +
+          "{events: [{...}], post?: together|separately|reversed, duplicate?, delayMs?, gapMs?}",
       });
     }
-    fates.push(...(body.fates as Fate[]));
+    if (Array.isArray(body.fates)) fates.push(...body.fates as Fate[]);
+    if (body.default !== undefined) fallback = body.default === null ? undefined : body.default as Fate;
     return json(200, { pending: fates.length });
   }
 
@@ -119,7 +130,7 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
       if (scripted?.delayMs) await sleep(scripted.delayMs);
       return scripted;
     },
-    nextFate: () => fates.shift(),
+    nextFate: () => fates.shift() ?? fallback,
     track(work) {
       const ours = generation;
       const live = () => ours === generation;
@@ -171,6 +182,7 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
           attempts = [];
           script = [];
           fates = [];
+          fallback = undefined;
           reports = [];
           pendingReports = 0;
           generation++;
@@ -197,7 +209,9 @@ export function loggingCalls(handler: (request: Request) => Response | Promise<R
 }
 
 // The posts a fate's events go out in, in the order they are sent.
+// No events, no post.
 export function postsOf<T>(events: T[], delivery: Delivery, defaultPost: "together" | "separately"): T[][] {
+  if (events.length === 0) return [];
   const post = delivery.post ?? defaultPost;
   const groups = post === "together" ? [events] : events.map((event) => [event]);
   if (post === "reversed") groups.reverse();

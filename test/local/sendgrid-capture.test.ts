@@ -106,3 +106,19 @@ Deno.test("SendGrid capture: fates are checked as they are queued, and a cleared
   await sleep(700);
   assert.deepEqual(await capture.reports(), [], "nothing was posted after the clear");
 });
+
+Deno.test("SendGrid capture: a default fate stands for every mail no queued fate is left for; no events, no post", async () => {
+  await capture.clear();
+  assert.deepEqual(await capture.fates(), { pending: 0 });
+  const quiet = await fetch(`${stack.mailUrl}/_capture/fates`, { method: "POST", body: JSON.stringify({ default: { events: [] } }) });
+  assert.deepEqual(await quiet.json(), { pending: 0 });
+  await capture.fates({ events: [{ event: "processed" }], delayMs: 0 });
+  for (let i = 0; i < 3; i++) assert.equal((await send(mail)).status, 202);
+  while ((await capture.pendingReports()) > 0) await sleep(20);
+  assert.deepEqual((await capture.reports()).map((post) => (post.payload as { event: string }[]).map((e) => e.event)), [["processed"]],
+    "the queued fate's one post, then nothing");
+  await capture.clear();
+  assert.equal((await send(mail)).status, 202);
+  assert.equal(await capture.pendingReports(), 1, "a clear restores the double's own default");
+  await capture.clear();
+});
