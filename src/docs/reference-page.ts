@@ -74,7 +74,9 @@ fetch(documentUrl).then((r) => {
         body.append(table);
       }
       if (op.requestBody) {
-        body.append(el("h4", { textContent: "Request body" }), show(doc, op.requestBody.content["application/json"].schema));
+        // JSON, or a provider's form (the SMS status callback).
+        const [mediaType, media] = Object.entries(op.requestBody.content)[0];
+        body.append(el("h4", { textContent: "Request body (" + mediaType + ")" }), show(doc, media.schema));
       }
       body.append(el("h4", { textContent: "Responses" }));
       for (const [status, response] of Object.entries(op.responses)) {
