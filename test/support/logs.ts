@@ -3,7 +3,8 @@
 // As root in a checkout the postgres user cannot enter, the cluster's log lives under
 // /var/lib/pms-stack/<checkout hash>/ and .stack/logs/postgres.log is a link to it: it is
 // read through the link.
-import type postgres from "postgres";
+import postgres from "postgres";
+import { stack } from "./stack.ts";
 
 export const LOGS = new URL("../../.stack/logs/", import.meta.url);
 
@@ -35,8 +36,28 @@ export function writtenSince(before: Logs, after: Logs): Logs {
 // would show them (docs/security.md), and the stack does not log statements otherwise.
 const PROJECT_CONNECTIONS = ["pms-api", "pms-notifications-worker"];
 
+// A role's settings apply at login, so the project's connections are made again after the
+// setting changes. The functions reach Postgres through PgBouncer: its RECONNECT marks each
+// server connection to be closed once its client has released it (never one in use, so no
+// request meets a connection ended under it), and its housekeeping closes the marked idle
+// ones a moment later; until none is left the next requests could still meet one that
+// logged in before. The new ones log in with the role's settings as they now are. A
+// connection made directly (a function run without the pooler) is ended while idle; its
+// pool makes it again at its next query.
 async function reconnectProjectConnections(sql: postgres.Sql): Promise<void> {
-  // An idle pooled connection that ends is made again at its pool's next query.
+  const admin = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
+  try {
+    await admin.unsafe("reconnect postgres");
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const servers = await admin.unsafe<{ database: string; close_needed: number | string }[]>("show servers");
+      if (!servers.some((server) => server.database === "postgres" && Number(server.close_needed) === 1)) break;
+      if (Date.now() > deadline) throw new Error("PgBouncer kept server connections it was asked to close");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await admin.end();
+  }
   await sql`
     select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = any(${PROJECT_CONNECTIONS}) and state = 'idle'`;
