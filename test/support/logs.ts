@@ -3,7 +3,8 @@
 // As root in a checkout the postgres user cannot enter, the cluster's log lives under
 // /var/lib/pms-stack/<checkout hash>/ and .stack/logs/postgres.log is a link to it: it is
 // read through the link.
-import type postgres from "postgres";
+import postgres from "postgres";
+import { stack } from "./stack.ts";
 
 export const LOGS = new URL("../../.stack/logs/", import.meta.url);
 
@@ -33,13 +34,24 @@ export function writtenSince(before: Logs, after: Logs): Logs {
 // = 'all', and again without it afterwards, however `work` ends. Only theirs: Supabase
 // Auth keeps its refresh tokens as they are in auth.refresh_tokens, so its statements
 // would show them (docs/security.md), and the stack does not log statements otherwise.
-const PROJECT_CONNECTIONS = ["pms-api", "pms-notifications-worker"];
+// The functions come through PgBouncer, whose server connections carry the name of the
+// client that last used them with the client's address after it; PgBouncer is told to
+// make its server connections again too.
+const PROJECT_CONNECTIONS = ["pms-api%", "pms-notifications-worker%"];
 
 async function reconnectProjectConnections(sql: postgres.Sql): Promise<void> {
+  // The admin console speaks only the simple protocol and has no pg_type to read.
+  const pooler = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
+  try {
+    // Each server connection of the functions' pool closes when its client lets it go.
+    await pooler.unsafe("reconnect postgres");
+  } finally {
+    await pooler.end();
+  }
   // An idle pooled connection that ends is made again at its pool's next query.
   await sql`
     select pg_terminate_backend(pid) from pg_stat_activity
-    where application_name = any(${PROJECT_CONNECTIONS}) and state = 'idle'`;
+    where application_name like any(${PROJECT_CONNECTIONS}) and state = 'idle' and pid <> pg_backend_pid()`;
 }
 
 export async function withProjectStatementsLogged<T>(sql: postgres.Sql, work: () => Promise<T>): Promise<T> {
