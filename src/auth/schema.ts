@@ -1,10 +1,9 @@
 import { z } from "zod";
-import { domainRule, emailPattern, text } from "../http/schemas.ts";
+import { domainRule, email as emailAddress, text } from "../http/schemas.ts";
 import { myTenant } from "../tenancy/schema.ts";
 
 // Supabase Auth takes addresses of at most 255 characters.
-const email = z.string().max(255).regex(emailPattern, "An email address, like ana@example.com.")
-  .transform((value) => value.toLowerCase());
+const email = emailAddress.max(255).transform((value) => value.toLowerCase());
 
 export const signUpBody = z.strictObject({
   email,

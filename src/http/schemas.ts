@@ -56,6 +56,8 @@ export const currency = z.enum(isoCurrencies, { error: "An ISO 4217 currency cod
 // MAX_AMOUNT, so its balance lies within -10^12 and 10^12. The database holds the same
 // (supabase/migrations/20261124000100_amount_maxima.sql).
 export const MAX_AMOUNT = 1_000_000_000_000;
+// The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
+export const MAX_NIGHTLY_PRICE = 1_000_000_000;
 export const minorUnits = z.number().int().min(-MAX_AMOUNT).max(MAX_AMOUNT)
   .meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");
@@ -73,9 +75,6 @@ export function text(max: number) {
   return z.string().max(max).regex(/^[^\u0000]*[^\s\u0000][^\u0000]*$/, "Must contain a character other than spaces.").trim();
 }
 export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$/, "A time of day, HH:MM.");
-
-// The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
-export const MAX_NIGHTLY_PRICE = 1_000_000_000;
 
 // A date the API answers: one a request gave (isoDate), with its format.
 export const answeredDate = z.stringFormat("date", acceptedDay);

@@ -37,30 +37,32 @@ export function writtenSince(before: Logs, after: Logs): Logs {
 const PROJECT_CONNECTIONS = ["pms-api", "pms-notifications-worker"];
 
 // A role's settings apply at login, so the project's connections are made again after the
-// setting changes. The functions reach Postgres through PgBouncer: its RECONNECT marks each
-// server connection to be closed once its client has released it (never one in use, so no
-// request meets a connection ended under it), and its housekeeping closes the marked idle
-// ones a moment later; until none is left the next requests could still meet one that
-// logged in before. The new ones log in with the role's settings as they now are. A
-// connection made directly (a function run without the pooler) is ended while idle; its
-// pool makes it again at its next query.
+// setting changes. The functions reach Postgres through PgBouncer, whose server connections
+// carry the name of the client that last used them with the client's address after it. Its
+// RECONNECT marks each server connection to be closed once its client has released it
+// (never one in use, so no request meets a connection ended under it), and its
+// housekeeping closes the marked idle ones a moment later; until none is left the next
+// requests could still meet one that logged in before. The new ones log in with the role's
+// settings as they now are. A connection made directly (a function run without the pooler,
+// named without an address) is ended while idle; its pool makes it again at its next query.
 async function reconnectProjectConnections(sql: postgres.Sql): Promise<void> {
-  const admin = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
+  // The admin console speaks only the simple protocol and has no pg_type to read.
+  const pooler = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
   try {
-    await admin.unsafe("reconnect postgres");
+    await pooler.unsafe("reconnect postgres");
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const servers = await admin.unsafe<{ database: string; close_needed: number | string }[]>("show servers");
+      const servers = await pooler.unsafe<{ database: string; close_needed: number | string }[]>("show servers");
       if (!servers.some((server) => server.database === "postgres" && Number(server.close_needed) === 1)) break;
       if (Date.now() > deadline) throw new Error("PgBouncer kept server connections it was asked to close");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   } finally {
-    await admin.end();
+    await pooler.end();
   }
   await sql`
     select pg_terminate_backend(pid) from pg_stat_activity
-    where application_name = any(${PROJECT_CONNECTIONS}) and state = 'idle'`;
+    where application_name = any(${PROJECT_CONNECTIONS}) and state = 'idle' and pid <> pg_backend_pid()`;
 }
 
 export async function withProjectStatementsLogged<T>(sql: postgres.Sql, work: () => Promise<T>): Promise<T> {
