@@ -21,6 +21,7 @@ import { apiWithAuthAt } from "../support/auth-process.ts";
 import { createGuest, createProperty } from "../support/domain.ts";
 import { issueApiKey } from "../support/integration.ts";
 import { runWorker } from "../support/notifications.ts";
+import { poolerConsole, type PoolerRow } from "../support/pooler.ts";
 import { stack } from "../support/stack.ts";
 
 type PoolerDatabase = "postgres" | "one_server" | "two_servers";
@@ -31,14 +32,8 @@ function poolerUrl(database: PoolerDatabase): string {
   return url.href;
 }
 
-// The admin console speaks only the simple protocol and has no pg_type to read.
-async function show(what: "clients" | "servers" | "pools"): Promise<Record<string, string | number | null>[]> {
-  const admin = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
-  try {
-    return [...await admin.unsafe<Record<string, string | number | null>[]>(`show ${what}`)];
-  } finally {
-    await admin.end();
-  }
+function show(what: "clients" | "servers" | "pools"): Promise<PoolerRow[]> {
+  return poolerConsole(`show ${what}`);
 }
 
 // The functions' Kysely, on one connection to an entry of the pooler.

@@ -3,8 +3,8 @@
 // As root in a checkout the postgres user cannot enter, the cluster's log lives under
 // /var/lib/pms-stack/<checkout hash>/ and .stack/logs/postgres.log is a link to it: it is
 // read through the link.
-import postgres from "postgres";
-import { stack } from "./stack.ts";
+import type postgres from "postgres";
+import { withPoolerConsole } from "./pooler.ts";
 
 export const LOGS = new URL("../../.stack/logs/", import.meta.url);
 
@@ -46,9 +46,7 @@ const PROJECT_CONNECTIONS = ["pms-api", "pms-notifications-worker"];
 // settings as they now are. A connection made directly (a function run without the pooler,
 // named without an address) is ended while idle; its pool makes it again at its next query.
 async function reconnectProjectConnections(sql: postgres.Sql): Promise<void> {
-  // The admin console speaks only the simple protocol and has no pg_type to read.
-  const pooler = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
-  try {
+  await withPoolerConsole(async (pooler) => {
     await pooler.unsafe("reconnect postgres");
     const deadline = Date.now() + 15_000;
     for (;;) {
@@ -57,9 +55,7 @@ async function reconnectProjectConnections(sql: postgres.Sql): Promise<void> {
       if (Date.now() > deadline) throw new Error("PgBouncer kept server connections it was asked to close");
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-  } finally {
-    await pooler.end();
-  }
+  });
   await sql`
     select pg_terminate_backend(pid) from pg_stat_activity
     where application_name = any(${PROJECT_CONNECTIONS}) and state = 'idle' and pid <> pg_backend_pid()`;

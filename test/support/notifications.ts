@@ -231,6 +231,16 @@ function captureServer<A>(baseUrlOf: () => string) {
     assert.equal(response.status, 200, path);
     return await response.json() as T;
   };
+  const post = async <T>(path: string, body: unknown): Promise<T> => {
+    const response = await fetch(`${baseUrlOf()}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    return JSON.parse(text) as T;
+  };
   return {
     async clear(): Promise<void> {
       const response = await fetch(`${baseUrlOf()}/_capture`, { method: "DELETE" });
@@ -242,28 +252,10 @@ function captureServer<A>(baseUrlOf: () => string) {
     // Every attempt with the status it got.
     requests: () => get<A[]>("/_capture/requests"),
     // Queues answers for the next attempts; how many are queued now.
-    async script(...responses: ScriptedResponse[]): Promise<{ pending: number }> {
-      const response = await fetch(`${baseUrlOf()}/_capture/script`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ responses }),
-      });
-      const text = await response.text();
-      assert.equal(response.status, 200, text);
-      return JSON.parse(text) as { pending: number };
-    },
+    script: (...responses: ScriptedResponse[]) => post<{ pending: number }>("/_capture/script", { responses }),
     // Queues what becomes of the next accepted messages: the events the double reports
     // about each, and how it posts them.
-    async fates(...fates: Fate[]): Promise<{ pending: number }> {
-      const response = await fetch(`${baseUrlOf()}/_capture/fates`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ fates }),
-      });
-      const text = await response.text();
-      assert.equal(response.status, 200, text);
-      return JSON.parse(text) as { pending: number };
-    },
+    fates: (...fates: Fate[]) => post<{ pending: number }>("/_capture/fates", { fates }),
     // Every report the double posted, oldest first, with the answers each got.
     reports: () => get<ReportPost[]>("/_capture/reports"),
     // Accepted messages whose reports are not all posted yet.
