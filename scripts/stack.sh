@@ -617,20 +617,27 @@ ensure_http_processes() {
 }
 
 # Runs the notifications worker every WORKER_EVERY_SECONDS, as pg_cron does on a
-# hosted project; `stack.sh scheduler off` pauses it (the tests drive the worker).
+# hosted project; `stack.sh scheduler off` pauses it (the tests drive the worker), and
+# with it the nightly summaries' pg_cron job (the tests run nights of their choosing).
 ensure_scheduler() {
-  [ -f "$RUN/scheduler.off" ] && return
+  if [ -f "$RUN/scheduler.off" ]; then nightly_summaries_active false; return; fi
   pid_alive scheduler && return
   start_process scheduler DENO_DIR="$DENO_DIR" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
     "$ROOT/local/scheduler/main.ts" --url "$API_URL/functions/v1/notifications-worker" \
     --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
 }
 
+nightly_summaries_active() {
+  psql_admin -c "select cron.alter_job(jobid, active := $1) from cron.job where jobname = 'nightly-summaries'" >/dev/null
+}
+
 scheduler() {
   mkdir -p "$RUN"
   case "${1:-}" in
-    off) touch "$RUN/scheduler.off"; stop_process scheduler; say "the notifications schedule is paused" ;;
-    on) rm -f "$RUN/scheduler.off"; load_keys; ensure_scheduler; say "the notifications worker runs every ${WORKER_EVERY_SECONDS}s" ;;
+    off) touch "$RUN/scheduler.off"; stop_process scheduler; nightly_summaries_active false
+      say "the notifications schedule is paused" ;;
+    on) rm -f "$RUN/scheduler.off"; load_keys; ensure_scheduler; nightly_summaries_active true
+      say "the notifications worker runs every ${WORKER_EVERY_SECONDS}s" ;;
     *) die "usage: stack.sh scheduler on|off" ;;
   esac
 }

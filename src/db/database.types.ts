@@ -292,6 +292,91 @@ export type Database = {
           },
         ];
       };
+      "inbox_messages": {
+        Row: {
+          "body": string;
+          "created_at": string;
+          "id": string;
+          "notification_id": string;
+          "read_at": string | null;
+          "template_key": string;
+          "tenant_id": string;
+          "title": string;
+          "url": string | null;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "body": string;
+          "created_at"?: string;
+          "id"?: string;
+          "notification_id": string;
+          "read_at"?: string | null;
+          "template_key": string;
+          "tenant_id": string;
+          "title": string;
+          "url"?: string | null;
+          "user_id": string;
+        };
+        Update: {
+          "body"?: string;
+          "created_at"?: string;
+          "id"?: string;
+          "notification_id"?: string;
+          "read_at"?: string | null;
+          "template_key"?: string;
+          "tenant_id"?: string;
+          "title"?: string;
+          "url"?: string | null;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "inbox_messages_tenant_id_notification_id_fkey";
+            columns: ["tenant_id", "notification_id"];
+            isOneToOne: false;
+            referencedRelation: "notifications";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "inbox_messages_tenant_id_user_id_fkey";
+            columns: ["tenant_id", "user_id"];
+            isOneToOne: false;
+            referencedRelation: "tenant_memberships";
+            referencedColumns: ["tenant_id", "user_id"];
+          },
+        ];
+      };
+      "nightly_summaries": {
+        Row: {
+          "business_date": string;
+          "created_at": string;
+          "figures": NonNullable<Json>;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "business_date": string;
+          "created_at"?: string;
+          "figures": NonNullable<Json>;
+          "tenant_id": string;
+        };
+        Update: {
+          "business_date"?: string;
+          "created_at"?: string;
+          "figures"?: NonNullable<Json>;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "nightly_summaries_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "notification_events": {
         Row: {
           "code": string | null;
@@ -393,6 +478,7 @@ export type Database = {
           "attempts": number;
           "body": string;
           "channel": string;
+          "context": Json | null;
           "created_at": string;
           "delivery_code": string | null;
           "delivery_reason": string | null;
@@ -418,6 +504,7 @@ export type Database = {
           "attempts"?: number;
           "body"?: string;
           "channel": string;
+          "context"?: Json | null;
           "created_at"?: string;
           "delivery_code"?: string | null;
           "delivery_reason"?: string | null;
@@ -442,6 +529,7 @@ export type Database = {
           "attempts"?: number;
           "body"?: string;
           "channel"?: string;
+          "context"?: Json | null;
           "created_at"?: string;
           "delivery_code"?: string | null;
           "delivery_reason"?: string | null;
@@ -703,6 +791,57 @@ export type Database = {
             isOneToOne: false;
             referencedRelation: "tenants";
             referencedColumns: ["id"];
+          },
+        ];
+      };
+      "push_subscriptions": {
+        Row: {
+          "auth": string;
+          "created_at": string;
+          "endpoint": string;
+          "expires_at": string | null;
+          "id": string;
+          "last_accepted_at": string | null;
+          "p256dh": string;
+          "tenant_id": string;
+          "updated_at": string;
+          "user_agent": string | null;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "auth": string;
+          "created_at"?: string;
+          "endpoint": string;
+          "expires_at"?: string | null;
+          "id"?: string;
+          "last_accepted_at"?: string | null;
+          "p256dh": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+          "user_id": string;
+        };
+        Update: {
+          "auth"?: string;
+          "created_at"?: string;
+          "endpoint"?: string;
+          "expires_at"?: string | null;
+          "id"?: string;
+          "last_accepted_at"?: string | null;
+          "p256dh"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "push_subscriptions_tenant_id_user_id_fkey";
+            columns: ["tenant_id", "user_id"];
+            isOneToOne: false;
+            referencedRelation: "tenant_memberships";
+            referencedColumns: ["tenant_id", "user_id"];
           },
         ];
       };
