@@ -12,7 +12,11 @@ import { pipelinedTransaction } from "../db/connection-loss.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
-import { isTemplateKey, renderTemplate, type TemplateData, type TemplateKey } from "./render.ts";
+import type { PushResult, PushSender, PushSubscriptionKeys } from "./push.ts";
+import { isGuestTemplateKey, renderTemplate, type GuestTemplateKey, type TemplateData } from "./render.ts";
+import { renderSms } from "./sms-text.ts";
+import { type NightlySummaryData, renderNightlySummary } from "./summary.ts";
+import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice } from "./staff-text.ts";
 import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
@@ -54,7 +58,7 @@ export type WorkerDependencies = {
   // connection in one round trip, which only the driver does: Kysely runs a
   // transaction's statements one after another.
   sql: Sql;
-  adapters: { email: ChannelAdapter; sms: ChannelAdapter };
+  adapters: { email: ChannelAdapter; sms: ChannelAdapter; push: PushSender };
   settings: WorkerSettings;
   random: () => number;
   // Milliseconds, for the run's budget.
@@ -128,21 +132,43 @@ export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
   return summary;
 }
 
+// A message for an inbox or a browser: what staff read.
+type Alert = { title: string; body: string; url: string };
+
 type Loaded =
   | { kind: "drop"; why: string }
   | { kind: "done"; outcome: "skipped" | "failed"; reason: string }
-  | { kind: "deliver"; channel: "email" | "sms"; to: string; templateKey: TemplateKey; data: TemplateData };
+  // Through a provider: the rendering waits until the provider is known to be enabled.
+  | { kind: "email"; to: string; templateKey: string; render: () => { subject: string; html: string; text: string } }
+  | { kind: "sms"; to: string; templateKey: GuestTemplateKey; render: () => { text: string } }
+  // Into the inboxes of these members, in the job's tenant.
+  | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed"; render: () => Alert }
+  // To every browser the member subscribed in the tenant.
+  | { kind: "push"; subscriptions: PushSubscriptionRow[]; templateKey: string; render: () => Alert };
+
+type PushSubscriptionRow = PushSubscriptionKeys & { id: string };
+
+// An in_app notification's messages, written with its outcome.
+type InboxDelivery = { notificationId: string; userId: string; templateKey: string } & Alert;
 
 // What becomes of a job once its claim commits.
 type Settled =
-  // Its notification takes this change, and the job is deleted.
-  | { job: TenantJob; outcome: "sent" | "failed" | "skipped"; change: NotificationChange; log?: () => void }
+  // Its notification takes this change, and the job is deleted; with it, what the
+  // channel leaves behind in the tenant (inbox messages, push subscriptions' fates).
+  | { job: TenantJob; outcome: "sent" | "failed" | "skipped"; change: NotificationChange; log?: () => void; effects?: Effects }
   // The job goes; the notification is not this job's to change.
   | { job: TenantJob; outcome: "dropped"; why: string }
   // The notification keeps waiting; the job comes back after `delaySeconds`.
-  | { job: TenantJob; outcome: "retried"; change: NotificationChange; delaySeconds: number; log: () => void }
+  | { job: TenantJob; outcome: "retried"; change: NotificationChange; delaySeconds: number; log: () => void; effects?: Effects }
   // Something went wrong before an outcome: the job comes back after its timeout.
   | { job: TenantJob; outcome: null; log: () => void };
+
+type Effects = {
+  inbox?: InboxDelivery[];
+  // Subscriptions whose push service took the message, and those it says are gone.
+  pushAccepted?: string[];
+  pushGone?: string[];
+};
 
 type NotificationChange = {
   status: "pending" | "sent" | "failed" | "skipped";
@@ -212,7 +238,27 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
       log: outcome === "failed" ? () => deps.logger.error(`notification failed: ${reason}`, fields) : undefined,
     };
   }
-  const adapter = deps.adapters[loaded.channel];
+  const attempt = job.readCount;
+  if (loaded.kind === "inbox") {
+    let alert: Alert;
+    try {
+      alert = loaded.render();
+    } catch (error) {
+      return errored(error);
+    }
+    // Landing in the inbox is the delivery: no provider, nothing to retry.
+    return {
+      job,
+      outcome: "sent",
+      change: { status: "sent", status_reason: null, subject: alert.title, body: alert.body, attempts: attempt },
+      effects: {
+        inbox: loaded.userIds.map((userId) => ({ notificationId: job.notificationId, userId, templateKey: loaded.templateKey, ...alert })),
+      },
+    };
+  }
+  if (loaded.kind === "push") return await decidePush(deps, job, loaded, errored);
+
+  const adapter = loaded.kind === "email" ? deps.adapters.email : deps.adapters.sms;
   const { disabledReason } = adapter;
   if (disabledReason) {
     return {
@@ -223,14 +269,19 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
     };
   }
 
-  let rendered: ReturnType<typeof renderTemplate>;
+  let rendered: { subject: string; html: string; text: string };
   try {
-    rendered = renderTemplate(loaded.templateKey, loaded.data);
+    // An SMS has its own short text and no subject or HTML.
+    rendered = loaded.kind === "email" ? loaded.render() : { subject: "", html: "", ...loaded.render() };
   } catch (error) {
     return errored(error);
   }
-  const attempt = job.readCount;
-  const content = { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to };
+  const content = {
+    ...(loaded.kind === "email" ? { subject: rendered.subject } : {}),
+    body: rendered.text,
+    attempts: attempt,
+    recipient_address: loaded.to,
+  };
 
   let delivery: Delivery;
   try {
@@ -240,12 +291,26 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
   } catch (error) {
     delivery = { outcome: "transient", reason: `the adapter threw: ${String(error)}`, retryAfterSeconds: null };
   }
+  return settleDelivery(deps, job, attempt, content, delivery);
+}
 
+// A provider's answer as the notification's change: accepted is sent; permanent, or
+// transient once the attempts are spent, is failed; transient otherwise comes back later.
+function settleDelivery(
+  deps: WorkerDependencies,
+  job: TenantJob,
+  attempt: number,
+  content: Omit<NotificationChange, "status" | "status_reason">,
+  delivery: Delivery,
+  effects?: Effects,
+): Settled {
+  const fields = fieldsOf(job);
   if (delivery.outcome === "accepted") {
     return {
       job,
       outcome: "sent",
       change: { ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId },
+      effects,
     };
   }
   if (delivery.outcome === "permanent" || attempt >= deps.settings.maxAttempts) {
@@ -255,6 +320,7 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
       outcome: "failed",
       change: { ...content, status: "failed", status_reason: reason },
       log: () => deps.logger.error(`notification failed: ${reason}`, fields),
+      effects,
     };
   }
   const delaySeconds = retryDelaySeconds(attempt, delivery.retryAfterSeconds, deps.settings, deps.random);
@@ -265,7 +331,69 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
     change: { ...content, status: "pending", status_reason: reasonOf(reason) },
     delaySeconds,
     log: () => deps.logger.warn(`notification delivery will be retried in ${delaySeconds}s: ${reason}`, { ...fields, attempt }),
+    effects,
   };
+}
+
+// One push notification goes to every browser its member subscribed in the tenant, side
+// by side. Any browser taking it makes it sent: a retry would show it twice on those that
+// took it. A subscription its push service calls gone (404, 410) is removed with the
+// outcome. With none taking it: a transient refusal anywhere retries (to the ones left),
+// else a permanent one fails it, and with every subscription gone it is skipped.
+async function decidePush(
+  deps: WorkerDependencies,
+  job: TenantJob,
+  loaded: Extract<Loaded, { kind: "push" }>,
+  errored: (error: unknown) => Settled,
+): Promise<Settled> {
+  const fields = fieldsOf(job);
+  const { disabledReason } = deps.adapters.push;
+  if (disabledReason) {
+    return {
+      job,
+      outcome: "skipped",
+      change: { status: "skipped", status_reason: disabledReason },
+      log: () => deps.logger.warn(disabledReason, fields),
+    };
+  }
+  let payload: string;
+  let alert: Alert;
+  try {
+    alert = loaded.render();
+    payload = pushPayload(alert, { notificationId: job.notificationId, tenantId: job.tenantId, templateKey: loaded.templateKey });
+  } catch (error) {
+    return errored(error);
+  }
+  const results = await Promise.all(loaded.subscriptions.map(async (subscription): Promise<[PushSubscriptionRow, PushResult]> => {
+    try {
+      return [subscription, await deps.adapters.push.send(subscription, payload, { urgency: "high" })];
+    } catch (error) {
+      return [subscription, { outcome: "transient", reason: `the push sender threw: ${String(error)}`, retryAfterSeconds: null }];
+    }
+  }));
+  const accepted = results.filter(([, result]) => result.outcome === "accepted").map(([subscription]) => subscription.id);
+  const gone = results.filter(([, result]) => result.outcome === "gone");
+  const effects: Effects = { pushAccepted: accepted, pushGone: gone.map(([subscription]) => subscription.id) };
+  const attempt = job.readCount;
+  const content = { subject: alert.title, body: alert.body, attempts: attempt };
+  const reasons = results.flatMap(([, result]) => "reason" in result ? [result.reason] : []);
+  if (accepted.length > 0) {
+    return settleDelivery(deps, job, attempt, content, { outcome: "accepted", providerMessageId: null }, effects);
+  }
+  const transient = results.map(([, result]) => result).filter((result) => result.outcome === "transient");
+  if (transient.length > 0) {
+    const retryAfter = Math.max(...transient.map((result) => result.retryAfterSeconds ?? 0));
+    const delivery: Delivery = { outcome: "transient", reason: reasons.join("; "), retryAfterSeconds: retryAfter || null };
+    return settleDelivery(deps, job, attempt, content, delivery, effects);
+  }
+  if (gone.length === results.length) {
+    const reason = `every push subscription of the member is gone (${gone.map(([, result]) => "status" in result ? result.status : "").join(", ")}); removed`;
+    return {
+      job, outcome: "skipped", change: { ...content, status: "skipped", status_reason: reasonOf(reason) }, effects,
+      log: () => deps.logger.warn(`push notification skipped: ${reason}`, fields),
+    };
+  }
+  return settleDelivery(deps, job, attempt, content, { outcome: "permanent", reason: reasons.join("; ") }, effects);
 }
 
 // The claim's jobs by tenant, in the order they were claimed.
@@ -356,9 +484,34 @@ async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promis
                      lateral pgmq.set_vt(${QUEUE}, r.msg_id, r.delay))`,
     ...[...byTenant(changes)].flatMap(([tenantId, group]) => [
       workerContext(tx, tenantId),
+      ...recordEffects(tx, group.flatMap((result) => result.effects ? [result.effects] : [])),
       recordChanges(tx, group.map((result) => ({ id: result.job.notificationId, ...result.change }))),
     ]),
   ]);
+}
+
+// What the channels leave behind in one tenant: inbox messages (once per notification and
+// member, however often a job comes back), push subscriptions' last acceptance, and the
+// removal of the ones their push service says are gone.
+function recordEffects(tx: postgres.ReservedSql, effects: Effects[]) {
+  const inbox = effects.flatMap((effect) => effect.inbox ?? []);
+  const accepted = effects.flatMap((effect) => effect.pushAccepted ?? []);
+  const gone = effects.flatMap((effect) => effect.pushGone ?? []);
+  return [
+    ...(inbox.length === 0 ? [] : [tx`
+      insert into public.inbox_messages (tenant_id, notification_id, user_id, template_key, title, body, url)
+      select private.request_tenant_id(), m."notificationId", m."userId", m."templateKey", m.title, m.body, m.url
+      from jsonb_to_recordset(${JSON.stringify(inbox)}::text::jsonb) as m(
+        "notificationId" uuid, "userId" uuid, "templateKey" text, title text, body text, url text)
+      -- A member who left since the claim was loaded has no inbox here any more.
+      where exists (select from public.tenant_memberships tm
+                    where tm.tenant_id = private.request_tenant_id() and tm.user_id = m."userId")
+      on conflict on constraint inbox_messages_tenant_id_notification_id_user_id_key do nothing`]),
+    ...(accepted.length === 0 ? [] : [tx`
+      update public.push_subscriptions set last_accepted_at = now() where id = any(${accepted}::uuid[])`]),
+    ...(gone.length === 0 ? [] : [tx`
+      delete from public.push_subscriptions where id = any(${gone}::uuid[])`]),
+  ];
 }
 
 // Only a pending notification takes a change: it is marked sent only once. Columns a
@@ -410,7 +563,8 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
     .leftJoin("units as u", (join) => join.onRef("u.tenant_id", "=", "r.tenant_id").onRef("u.id", "=", "r.unit_id"))
     .leftJoin("access_codes as c", (join) => join.onRef("c.tenant_id", "=", "n.tenant_id").onRef("c.id", "=", "n.access_code_id"))
     .select([
-      "n.id", "n.template_key", "n.channel", "n.status", "np.enabled",
+      "n.id", "n.template_key", "n.channel", "n.status", "np.enabled", "n.recipient_id", "n.recipient_type",
+      "n.recipient_address", "n.context", "n.created_at", "r.id as reservation_id", "r.checked_in_at",
       "g.id as guest_id", "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale", "g.email_undeliverable_at",
       "g.email_undeliverable_reason",
       "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
@@ -419,6 +573,17 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
       "r.confirmation_code", "r.check_in", "r.check_out", "r.adults", "r.children", "r.total_amount", "r.amount_paid",
       "r.balance", "r.currency", "r.cancellation_reason",
       "c.code", "c.valid_from", "c.valid_until", "c.status as code_status",
+      // Whether a member it is for still is one; who a system notice reaches; a member's browsers.
+      raw<string | null>`(select m.role::text from public.tenant_memberships m
+                          where m.tenant_id = n.tenant_id and m.user_id = n.recipient_id)`.as("member_role"),
+      raw<string[] | null>`case when n.recipient_type = 'system' then array(
+        select m.user_id from public.tenant_memberships m
+        where m.tenant_id = n.tenant_id and m.role in ('owner', 'admin') order by m.user_id) end`.as("manager_ids"),
+      raw<PushSubscriptionRow[] | null>`case when n.channel = 'push' then (
+        select coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'endpoint', s.endpoint, 'p256dh', s.p256dh, 'auth', s.auth)
+                                  order by s.created_at, s.id), '[]'::jsonb)
+        from public.push_subscriptions s where s.tenant_id = n.tenant_id and s.user_id = n.recipient_id) end`
+        .as("push_subscriptions"),
     ])
     // One array parameter, so every claim size runs the same prepared statement (on a
     // direct connection; src/db/pool.ts).
@@ -428,20 +593,91 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
 
 type LoadedRow = ReturnType<typeof loadQuery> extends CompiledQuery<infer Row> ? Row : never;
 
+// The figures private.enqueue_nightly_summaries fixed for the night, and what a system
+// notice is about, as the database wrote them.
+const nightlySummaryContext: z.ZodType<NightlySummaryData> = z.object({
+  tenantName: z.string(),
+  businessDate: z.string(),
+  properties: z.array(z.object({
+    name: z.string(), timezone: z.string(), date: z.string(),
+    arrivals: z.number(), arrivalsCheckedIn: z.number(), departures: z.number(), departuresCheckedOut: z.number(),
+    inHouse: z.number(),
+    unpaid: z.array(z.object({ currency: z.string(), reservations: z.number(), balance: z.number() })),
+    openTasks: z.number(), openTasksOverdue: z.number(),
+  })),
+});
+const deliveryFailedContext = z.object({
+  failedNotificationId: z.uuid(), templateKey: z.string(), channel: z.string(), recipientType: z.string(),
+  recipientId: z.uuid().nullable(), reason: z.string(),
+});
+
 // What one notification's row (or its absence) asks of the worker.
 function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
   if (row.status !== "pending") return { kind: "drop", why: `the notification is already ${row.status}` };
   const { template_key: templateKey, channel } = row;
-  // The table's check allows only these keys.
-  if (!isTemplateKey(templateKey)) throw new Error(`notification ${notificationId} has no template ${templateKey}`);
 
   // The tenant's preference for the pair: a stored enabled=false skips the delivery; no row means enabled.
   if (row.enabled === false) {
     return { kind: "done", outcome: "skipped", reason: `the tenant opted out of ${templateKey} by ${channel}` };
   }
+  if (templateKey === "nightly_summary" && channel === "email") {
+    const figures = nightlySummaryContext.parse(row.context);
+    if (!row.recipient_address) return { kind: "done", outcome: "failed", reason: "the member has no email address" };
+    if (row.member_role === null) return { kind: "done", outcome: "skipped", reason: "the recipient is no longer a member of the tenant" };
+    return { kind: "email", to: row.recipient_address, templateKey, render: () => renderNightlySummary(figures) };
+  }
+  if (templateKey === "delivery_failed" && channel === "in_app") {
+    const notice = deliveryFailedContext.parse(row.context);
+    const guestNamed = notice.recipientType === "guest" && row.first_name !== null && row.guest_id === notice.recipientId;
+    const userIds = row.manager_ids ?? [];
+    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
+    return {
+      kind: "inbox",
+      userIds,
+      templateKey,
+      render: () =>
+        renderDeliveryFailedNotice({
+          templateKey: notice.templateKey, channel: notice.channel, recipientType: notice.recipientType,
+          recipientLabel: guestNamed ? `${row.first_name} ${row.last_name ?? ""}`.trim() : null,
+          reason: notice.reason, notificationId: notice.failedNotificationId,
+        }),
+    };
+  }
+  if (templateKey === "check_in_alerts" && (channel === "in_app" || channel === "push")) {
+    if (row.recipient_id === null || row.member_role === null) {
+      return { kind: "done", outcome: "skipped", reason: "the recipient is no longer a member of the tenant" };
+    }
+    if (!present(row, stayColumns) || row.reservation_id === null) {
+      return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
+    }
+    const stay = row;
+    const reservationId = row.reservation_id;
+    const render = () =>
+      renderCheckInAlert({
+        locale: "en",
+        guest: { firstName: stay.first_name, lastName: stay.last_name },
+        property: { name: stay.property_name, timezone: stay.timezone },
+        unit: stay.unit_name === null ? null : { name: stay.unit_name },
+        reservation: {
+          id: reservationId, confirmationCode: stay.confirmation_code, checkIn: stay.check_in, checkOut: stay.check_out,
+          adults: stay.adults, children: stay.children, balance: stay.balance, currency: stay.currency,
+        },
+        checkedInAt: stay.checked_in_at ?? stay.created_at,
+      });
+    if (channel === "in_app") return { kind: "inbox", userIds: [row.recipient_id], templateKey, render };
+    const subscriptions = row.push_subscriptions ?? [];
+    if (subscriptions.length === 0) {
+      return { kind: "done", outcome: "skipped", reason: "the member has no push subscription in the tenant any more" };
+    }
+    return { kind: "push", subscriptions, templateKey, render };
+  }
+  // The guest's own templates, by email or SMS.
+  if (!isGuestTemplateKey(templateKey) || row.recipient_type !== "guest") {
+    throw new Error(`notification ${notificationId} pairs ${templateKey} with ${row.recipient_type} by ${channel}, which nothing delivers`);
+  }
   if (channel !== "email" && channel !== "sms") {
-    return { kind: "done", outcome: "skipped", reason: `no provider delivers the ${channel} channel` };
+    return { kind: "done", outcome: "skipped", reason: `a guest is not reached by ${channel}` };
   }
   if (!present(row, stayColumns)) return { kind: "done", outcome: "failed", reason: "its reservation no longer exists" };
 
@@ -467,25 +703,22 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
     accessCode = { code: row.code, validFrom: row.valid_from, validUntil: row.valid_until };
   }
 
-  return {
-    kind: "deliver",
-    channel,
-    to,
-    templateKey,
-    data: {
-      locale: row.locale,
-      guest: { firstName: row.first_name, lastName: row.last_name },
-      property: {
-        name: row.property_name, timezone: row.timezone, addressLine1: row.address_line1, city: row.city,
-        phone: row.property_phone, email: row.property_email, checkInTime: row.check_in_time, checkOutTime: row.check_out_time,
-      },
-      unit: row.unit_name === null ? null : { name: row.unit_name },
-      reservation: {
-        confirmationCode: row.confirmation_code, checkIn: row.check_in, checkOut: row.check_out,
-        adults: row.adults, children: row.children, totalAmount: row.total_amount, amountPaid: row.amount_paid,
-        balance: row.balance, currency: row.currency, cancellationReason: row.cancellation_reason,
-      },
-      accessCode,
+  const data: TemplateData = {
+    locale: row.locale,
+    guest: { firstName: row.first_name, lastName: row.last_name },
+    property: {
+      name: row.property_name, timezone: row.timezone, addressLine1: row.address_line1, city: row.city,
+      phone: row.property_phone, email: row.property_email, checkInTime: row.check_in_time, checkOutTime: row.check_out_time,
     },
+    unit: row.unit_name === null ? null : { name: row.unit_name },
+    reservation: {
+      confirmationCode: row.confirmation_code, checkIn: row.check_in, checkOut: row.check_out,
+      adults: row.adults, children: row.children, totalAmount: row.total_amount, amountPaid: row.amount_paid,
+      balance: row.balance, currency: row.currency, cancellationReason: row.cancellation_reason,
+    },
+    accessCode,
   };
+  return channel === "email"
+    ? { kind: "email", to, templateKey, render: () => renderTemplate(templateKey, data) }
+    : { kind: "sms", to, templateKey, render: () => renderSms(templateKey, data) };
 }

@@ -308,8 +308,8 @@ begin
 end
 $$;
 
--- The single-notification form stays for anything that enqueues one guest email itself.
-drop function if exists private.enqueue_notification(uuid, text, uuid, uuid, uuid);
+-- private.enqueue_notification (one guest email and its job) stays for operators who
+-- enqueue one email themselves; events go through the fan-out above.
 
 -- ---------------------------------------------------------------- system notices
 
