@@ -89,3 +89,19 @@ export function formatInstant(locale: string, timeZone: string, value: string): 
       weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "numeric", minute: "2-digit", timeZone,
     })).format(parseInstant(value));
 }
+
+// A stay date in few characters, for a text message: "Fri 26 Mar", "Fri, Mar 26". No
+// year: a message about a stay is read around it.
+export function formatShortDate(locale: string, value: string): string {
+  return cachedFormat(`short-date|${locale}`, () =>
+    new Intl.DateTimeFormat(locale, { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" }))
+    .format(calendarDate(value));
+}
+
+// An instant on the property's wall clock in few characters: "26 Mar, 15:00", "Mar 26, 3:00 PM".
+// No weekday and no year: the date and the time are what a guest at the door needs.
+export function formatShortInstant(locale: string, timeZone: string, value: string): string {
+  return cachedFormat(`short-instant|${locale}|${timeZone}`, () =>
+    new Intl.DateTimeFormat(locale, { day: "numeric", month: "short", hour: "numeric", minute: "2-digit", timeZone }))
+    .format(parseInstant(value));
+}

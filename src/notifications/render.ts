@@ -13,6 +13,8 @@ import {
   formatClockTime,
   formatDate,
   formatInstant,
+  formatShortDate,
+  formatShortInstant,
   moneyFormatter,
   nightsBetween,
   usableLocale,
@@ -80,10 +82,11 @@ export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEm
 }
 
 /**
- * The values the templates can refer to, formatted. A null value is one the
- * data does not have (no unit, no phone, no reason): templates show it only
- * inside its {{#name}} block. The accessCode.* names exist only when the data
- * has an access code.
+ * The values the templates can refer to, formatted, for the emails and the SMS
+ * texts alike. A null value is one the data does not have (no unit, no phone, no
+ * reason): templates show it only inside its {{#name}} block. The accessCode.*
+ * names exist only when the data has an access code. The *Short values say the
+ * same in fewer characters, for SMS.
  */
 export function templateValues(data: TemplateData): TemplateValues {
   const locale = usableLocale(data.locale);
@@ -107,6 +110,8 @@ export function templateValues(data: TemplateData): TemplateValues {
     "reservation.confirmationCode": reservation.confirmationCode,
     "reservation.checkIn": formatDate(locale, reservation.checkIn),
     "reservation.checkOut": formatDate(locale, reservation.checkOut),
+    "reservation.checkInShort": formatShortDate(locale, reservation.checkIn),
+    "reservation.checkOutShort": formatShortDate(locale, reservation.checkOut),
     "reservation.nights": count(nights, "night", "nights"),
     "reservation.guests": [
       count(reservation.adults, "adult", "adults"),
@@ -122,6 +127,8 @@ export function templateValues(data: TemplateData): TemplateValues {
     values["accessCode.code"] = accessCode.code;
     values["accessCode.validFrom"] = formatInstant(locale, property.timezone, accessCode.validFrom);
     values["accessCode.validUntil"] = formatInstant(locale, property.timezone, accessCode.validUntil);
+    values["accessCode.validFromShort"] = formatShortInstant(locale, property.timezone, accessCode.validFrom);
+    values["accessCode.validUntilShort"] = formatShortInstant(locale, property.timezone, accessCode.validUntil);
   }
   return values;
 }

@@ -1,6 +1,15 @@
 // The SMS side of the guest notifications: how many segments a text costs, and
 // the short texts themselves. Pure, no I/O.
 //
+// A guest's SMS is its own template (templates/<key>.sms.txt, carried in
+// compiled.ts), filled with the same values as the email (templateValues), of
+// which it uses the *Short forms where there are any. It says the property, the
+// one fact the message is for and the confirmation code, and leaves the rest to
+// the email: a typical text (a property name of about 20 characters, English)
+// fits one GSM-7 segment, which test/notifications/sms-text.unit.test.ts holds it
+// to. That is also why the cancellation text has no reason: a guest's free-text
+// reason would often cost a second segment.
+//
 // Segments follow GSM 03.38 (3GPP TS 23.038) and the concatenation header of
 // TS 23.040: a text made only of the GSM 7-bit default alphabet, plus the
 // characters of its basic extension table, travels as GSM-7 septets; any other
@@ -14,6 +23,11 @@
 // scripts...) are not counted: a provider that uses them does so to send a text
 // that would otherwise be UCS-2 in fewer segments, so the count here is the most
 // the text costs.
+
+import { type TemplateData, templateValues } from "./render.ts";
+import { smsTemplates } from "./templates/compiled.ts";
+import { isGuestTemplateKey, type SmsTemplateKey, smsTemplateKeys } from "./templates/sources.ts";
+import { fillParsed, type ParsedTemplate, parseTemplate, TemplateError } from "./templates/syntax.ts";
 
 export type SmsEncoding = "GSM-7" | "UCS-2";
 
@@ -83,4 +97,41 @@ function split(encoding: SmsEncoding, costs: readonly number[], single: number, 
     used += cost;
   }
   return { encoding, units, segments, perSegment: concatenated };
+}
+
+export interface RenderedSms {
+  text: string;
+  encoding: SmsEncoding;
+  segments: number;
+}
+
+// The texts are constants, so each is parsed once rather than per message.
+const parsedSmsTemplates = Object.fromEntries(
+  smsTemplateKeys.map((key) => [key, parseTemplate(smsTemplates[key])]),
+) as Readonly<Record<SmsTemplateKey, ParsedTemplate>>;
+
+/**
+ * A guest's SMS for a template: filled, with its whitespace made plain (below), and
+ * what it costs. Values are not escaped: an SMS is plain text. Throws TemplateError.
+ */
+export function renderSms(key: SmsTemplateKey, data: TemplateData): RenderedSms {
+  if (!isGuestTemplateKey(key)) throw new TemplateError(`no SMS template ${JSON.stringify(key)}`);
+  const text = plainWhitespace(fillParsed(parsedSmsTemplates[key], templateValues(data), (value) => value));
+  const { encoding, segments } = smsSegments(text);
+  return { text, encoding, segments };
+}
+
+// Every whitespace or control character but the line feed becomes one plain space,
+// and every line break one line feed, with no blank line and no space at either
+// end of a line. Besides tidiness this keeps the text GSM-7: a tab, a carriage
+// return from a value, a no-break space (which some locales put in money, like
+// "12,50 €") or a narrow one (which some put before "PM") would otherwise make the
+// whole text UCS-2 or cost a septet for nothing.
+function plainWhitespace(text: string): string {
+  return text
+    // deno-lint-ignore no-control-regex
+    .replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, " ")
+    .replace(/[^\S\n]+/g, " ")
+    .replace(/ ?\n[\n ]*/g, "\n")
+    .trim();
 }
