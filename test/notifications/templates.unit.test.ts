@@ -10,6 +10,7 @@ import {
   TemplateError,
   type TemplateKey,
   templateValues,
+  type TemplateValues,
 } from "../../src/notifications/render.ts";
 import { compiledTemplates, mjmlVersion, smsTemplates } from "../../src/notifications/templates/compiled.ts";
 import {
@@ -162,6 +163,40 @@ Deno.test("the renderer fails loudly on a name the data does not provide or a ma
   delete withoutCode.accessCode;
   assert.throws(() => renderTemplate("access_code_delivery", withoutCode), /\{\{accessCode\.[A-Za-z]+\}\}, which the data does not provide/);
   assert.throws(() => renderTemplate("welcome" as TemplateKey, stay()), /unknown template key "welcome"/);
+});
+
+Deno.test("a list repeats its block once per item, looking names up in the item first, then around the list", () => {
+  const template = [
+    "Report for {{tenant}}",
+    "{{#rows}}",
+    "- {{name}}: {{count}} {{unit}}{{#note}} ({{note}}){{/note}}",
+    "{{/rows}}",
+    "{{^rows}}",
+    "Nothing to report.",
+    "{{/rows}}",
+    "",
+  ].join("\n");
+  const rows: TemplateValues[] = [
+    { name: "Casa <Azul>", count: "3", note: null },
+    { name: "Casa Verde", count: "1", note: "late", unit: "room" },
+  ];
+  assert.equal(
+    fillTemplate(template, { tenant: "Acme", unit: "rooms", rows }, escapeHtml),
+    "Report for Acme\n- Casa &lt;Azul&gt;: 3 rooms\n- Casa Verde: 1 room (late)\n",
+  );
+  // An empty list is like null: the inverted block shows, the block does not.
+  assert.equal(fillTemplate(template, { tenant: "Acme", unit: "rooms", rows: [] }, escapeHtml), "Report for Acme\nNothing to report.\n");
+  assert.equal(fillTemplate(template, { tenant: "Acme", unit: "rooms", rows: null }, escapeHtml), "Report for Acme\nNothing to report.\n");
+  // Lists nest, and an inner item sees every scope around it.
+  const nested = "{{#groups}}[{{label}}:{{#members}} {{label}}/{{name}}{{/members}}]{{/groups}}";
+  assert.equal(
+    fillTemplate(nested, { groups: [{ label: "a", members: [{ name: "x" }, { name: "y", label: "b" }] }, { label: "c", members: [] }] }, (v) => v),
+    "[a: a/x b/y][c:]",
+  );
+  // A name no scope has fails, even inside a list; so does a list used as a value.
+  assert.throws(() => fillTemplate(template, { tenant: "Acme", rows }, escapeHtml), /\{\{unit\}\}, which the data does not provide/);
+  assert.throws(() => fillTemplate("{{rows}}", { rows }, escapeHtml), /\{\{rows\}\} is a list: repeat a block/);
+  assert.deepEqual(placeholderNames(template), ["count", "name", "note", "rows", "tenant", "unit"]);
 });
 
 Deno.test("checkin_reminder: a welcome with the stay, the check-out time and the property's contact", () => {
