@@ -42,10 +42,14 @@ export function moneyFormatter(locale: string, currency: string): (minor: number
   };
 }
 
+/** A number in the locale's digits and grouping: "1,234". */
+export function formatNumber(locale: string, n: number): string {
+  return cachedFormat(`number|${locale}`, () => new Intl.NumberFormat(locale)).format(n);
+}
+
 /** "3 nights", "1 adult": a count in the locale's digits with the English noun it counts. */
 export function countFormatter(locale: string): (n: number, one: string, many: string) => string {
-  const number = cachedFormat(`number|${locale}`, () => new Intl.NumberFormat(locale));
-  return (n, one, many) => `${number.format(n)} ${n === 1 ? one : many}`;
+  return (n, one, many) => `${formatNumber(locale, n)} ${n === 1 ? one : many}`;
 }
 
 export function calendarDate(value: string): Date {

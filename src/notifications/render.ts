@@ -1,12 +1,23 @@
-// Renders a transactional email from the compiled templates: pure, no I/O. The
-// MJML was compiled to HTML at build time (scripts/build-templates.ts); here only
-// the placeholders are filled. Values are formatted for the guest (their locale)
-// and the property (its time zone and local times), HTML-escaped in the HTML
-// part, left as they are in the text part, and made single-line in the subject.
-// A template that refers to anything the data does not provide throws.
+// Renders an email from the compiled templates: pure, no I/O. The MJML was
+// compiled to HTML at build time (scripts/build-templates.ts); here only the
+// placeholders are filled. A guest's values are formatted for the guest (their
+// locale) and the property (its time zone and local times); every value is
+// HTML-escaped in the HTML part, left as it is in the text part, and made
+// single-line in the subject. A template that refers to anything the data does
+// not provide throws.
 
 import { compiledTemplates } from "./templates/compiled.ts";
-import { isTemplateKey, type TemplateKey, templateKeys } from "./templates/sources.ts";
+import {
+  type EmailTemplateKey,
+  emailTemplateKeys,
+  type GuestTemplateKey,
+  guestTemplateKeys,
+  isEmailTemplateKey,
+  isGuestTemplateKey,
+  isTemplateKey,
+  type TemplateKey,
+  templateKeys,
+} from "./templates/sources.ts";
 import { fillParsed, type ParsedTemplate, parseTemplate, TemplateError, type TemplateValues } from "./templates/syntax.ts";
 import {
   countFormatter,
@@ -20,7 +31,19 @@ import {
   usableLocale,
 } from "./format.ts";
 
-export { isTemplateKey, TemplateError, type TemplateKey, templateKeys, type TemplateValues };
+export {
+  type EmailTemplateKey,
+  emailTemplateKeys,
+  type GuestTemplateKey,
+  guestTemplateKeys,
+  isEmailTemplateKey,
+  isGuestTemplateKey,
+  isTemplateKey,
+  TemplateError,
+  type TemplateKey,
+  templateKeys,
+  type TemplateValues,
+};
 
 export interface TemplateData {
   /** The guest's BCP 47 locale (guests.locale), for numbers, money and dates. */
@@ -58,22 +81,35 @@ export interface TemplateData {
   accessCode?: { code: string; validFrom: string; validUntil: string };
 }
 
-interface RenderedEmail {
+export interface RenderedEmail {
   subject: string;
   html: string;
   text: string;
 }
 
 // The compiled templates are constants, so each part is parsed once rather than per email.
-const parsedTemplates = Object.fromEntries(templateKeys.map((key) => {
+const parsedTemplates = Object.fromEntries(emailTemplateKeys.map((key) => {
   const { subject, html, text } = compiledTemplates[key];
   return [key, { subject: parseTemplate(subject), html: parseTemplate(html), text: parseTemplate(text) }];
-})) as Readonly<Record<TemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
+})) as Readonly<Record<EmailTemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
 
-export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEmail {
-  if (!isTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
+/** A guest's email for one of the guest templates. Throws TemplateError. */
+export function renderTemplate(key: GuestTemplateKey, data: TemplateData): RenderedEmail {
+  if (!isGuestTemplateKey(key)) {
+    throw new TemplateError(
+      isEmailTemplateKey(key) ? `${key} is not a guest's email: it is not rendered from a stay` : `unknown template key ${JSON.stringify(key)}`,
+    );
+  }
+  return fillEmailTemplate(key, templateValues(data));
+}
+
+/**
+ * Any email template filled with values made for it: each part with its own
+ * encoding, the subject on one line. Throws TemplateError.
+ */
+export function fillEmailTemplate(key: EmailTemplateKey, values: TemplateValues): RenderedEmail {
+  if (!isEmailTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
   const template = parsedTemplates[key];
-  const values = templateValues(data);
   return {
     subject: fillParsed(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
     html: fillParsed(template.html, values, escapeHtml),

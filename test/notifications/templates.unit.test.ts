@@ -163,6 +163,7 @@ Deno.test("the renderer fails loudly on a name the data does not provide or a ma
   delete withoutCode.accessCode;
   assert.throws(() => renderTemplate("access_code_delivery", withoutCode), /\{\{accessCode\.[A-Za-z]+\}\}, which the data does not provide/);
   assert.throws(() => renderTemplate("welcome" as TemplateKey, stay()), /unknown template key "welcome"/);
+  assert.throws(() => renderTemplate("nightly_summary" as TemplateKey, stay()), /nightly_summary is not a guest's email/);
 });
 
 Deno.test("a list repeats its block once per item, looking names up in the item first, then around the list", () => {
@@ -499,6 +500,10 @@ Deno.test("values are HTML-escaped in the HTML part only; the subject stays one 
 });
 
 Deno.test("the HTML loads nothing from elsewhere: no http(s) URL, image, link or web font", () => {
+  // Every email as compiled (the nightly summary's rendered HTML is checked in summary.unit.test.ts).
+  for (const key of emailTemplateKeys) {
+    assert.doesNotMatch(compiledTemplates[key].html, /https?:|<img|<link|@import|@font-face|url\(|src=/i, `${key} HTML loads a resource`);
+  }
   for (const key of guestTemplateKeys) {
     for (const html of [compiledTemplates[key].html, renderTemplate(key, stay()).html]) {
       assert.doesNotMatch(html, /https?:/i, `${key} HTML has an http(s) URL`);

@@ -1438,6 +1438,326 @@ Trouble at the door? Write to {{property.email}}.
 </html>
   `,
   },
+  nightly_summary: {
+    sourceHash: "679b0959e32367b6b93e5dd29539215c8c3ed3a1a0d3a61aad874e9071652eac",
+    subject: "Nightly summary for {{tenantName}} — {{businessDate}}",
+    text: `Nightly summary for {{tenantName}}
+{{businessDate}}
+
+{{#properties}}
+{{name}}
+{{#localDate}}
+Local date: {{localDate}} ({{timezone}})
+{{/localDate}}
+Arrivals: {{arrivals}}
+Departures: {{departures}}
+In house: {{inHouse}}
+{{#unpaid}}
+Unpaid: {{balance}} on {{reservations}}
+{{/unpaid}}
+{{^unpaid}}
+Unpaid: none
+{{/unpaid}}
+Open tasks: {{openTasks}}{{#openTasksOverdue}} ({{openTasksOverdue}} overdue){{/openTasksOverdue}}
+
+{{/properties}}
+{{^properties}}
+{{tenantName}} has no properties yet: there is nothing to summarise.
+
+{{/properties}}
+Arrivals and departures are the reservations due that day (cancellations and no-shows left out), with how many have checked in or out. Unpaid counts the checked-in and checked-out reservations with a balance. Overdue tasks were due before the end of the day.
+
+You receive this as an owner or admin of {{tenantName}}. To stop it, turn off the nightly summary in the notification settings.
+`,
+    html: `<!doctype html>
+<html lang="en" dir="auto" xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office">
+  <head>
+    <title>Nightly summary for {{tenantName}}</title>
+    <!--[if !mso]><!-->
+    <meta http-equiv="X-UA-Compatible" content="IE=edge">
+    <!--<![endif]-->
+    <meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <style type="text/css">
+      #outlook a { padding:0; }
+      body { margin:0;padding:0;-webkit-text-size-adjust:100%;-ms-text-size-adjust:100%; }
+      table, td { border-collapse:collapse;mso-table-lspace:0pt;mso-table-rspace:0pt; }
+      img { border:0;height:auto;line-height:100%; outline:none;text-decoration:none;-ms-interpolation-mode:bicubic; }
+      p { display:block;margin:13px 0; }
+    </style>
+    <!--[if mso]>
+    <noscript>
+    <xml>
+    <o:OfficeDocumentSettings>
+      <o:AllowPNG/>
+      <o:PixelsPerInch>96</o:PixelsPerInch>
+    </o:OfficeDocumentSettings>
+    </xml>
+    </noscript>
+    <![endif]-->
+    <!--[if lte mso 11]>
+    <style type="text/css">
+      .mj-outlook-group-fix { width:100% !important; }
+    </style>
+    <![endif]-->
+    
+    
+    <style type="text/css">
+      @media only screen and (min-width:480px) {
+        .mj-column-per-100 { width:100% !important; max-width: 100%; }
+      }
+    </style>
+    <style media="screen and (min-width:480px)">
+      .moz-text-html .mj-column-per-100 { width:100% !important; max-width: 100%; }
+    </style>
+    
+    
+  
+    
+    
+    
+  </head>
+  
+      <body  style="word-spacing:normal;background-color:#f3f4f6;">
+        
+    <div style="display:none;font-size:1px;color:#ffffff;line-height:1px;max-height:0px;max-width:0px;opacity:0;overflow:hidden;">{{tenantName}} on {{businessDate}}: arrivals, departures, unpaid balances and open tasks.</div>
+  
+        <div
+           aria-label="Nightly summary for {{tenantName}}" aria-roledescription="email" role="article" lang="en" dir="auto" style="word-spacing:normal;background-color:#f3f4f6;"
+        >
+        
+      
+      <!--[if mso | IE]><table align="center" border="0" cellpadding="0" cellspacing="0" class="" role="presentation" style="width:600px;" width="600" ><tr><td style="line-height:0px;font-size:0px;mso-line-height-rule:exactly;"><![endif]-->
+    
+      
+      <div  style="margin:0px auto;max-width:600px;">
+        
+        <table
+           align="center" border="0" cellpadding="0" cellspacing="0" role="presentation" style="width:100%;"
+        >
+          <tbody>
+            <tr>
+              <td
+                 style="direction:ltr;font-size:0px;padding:24px 0 8px;text-align:center;"
+              >
+                <!--[if mso | IE]><table role="presentation" border="0" cellpadding="0" cellspacing="0"><tr><td class="" style="vertical-align:top;width:600px;" ><![endif]-->
+            
+      <div
+         class="mj-column-per-100 mj-outlook-group-fix" style="font-size:0px;text-align:left;direction:ltr;display:inline-block;vertical-align:top;width:100%;"
+      >
+        
+      <table
+         border="0" cellpadding="0" cellspacing="0" role="presentation" style="vertical-align:top;" width="100%"
+      >
+        <tbody>
+          
+              <tr>
+                <td
+                   align="center" style="font-size:0px;padding:10px 25px;word-break:break-word;"
+                >
+                  
+      <div
+         style="font-family:Helvetica, Arial, sans-serif;font-size:14px;line-height:22px;text-align:center;color:#52606d;"
+      >{{tenantName}}</div>
+    
+                </td>
+              </tr>
+            
+        </tbody>
+      </table>
+    
+      </div>
+    
+          <!--[if mso | IE]></td></tr></table><![endif]-->
+              </td>
+            </tr>
+          </tbody>
+        </table>
+        
+      </div>
+    
+      
+      <!--[if mso | IE]></td></tr></table><table align="center" border="0" cellpadding="0" cellspacing="0" class="" role="presentation" style="width:600px;" width="600" bgcolor="#ffffff" ><tr><td style="line-height:0px;font-size:0px;mso-line-height-rule:exactly;"><![endif]-->
+    
+      
+      <div  style="background:#ffffff;background-color:#ffffff;margin:0px auto;max-width:600px;">
+        
+        <table
+           align="center" border="0" cellpadding="0" cellspacing="0" role="presentation" style="background:#ffffff;background-color:#ffffff;width:100%;"
+        >
+          <tbody>
+            <tr>
+              <td
+                 style="direction:ltr;font-size:0px;padding:16px 0;text-align:center;"
+              >
+                <!--[if mso | IE]><table role="presentation" border="0" cellpadding="0" cellspacing="0"><tr><td class="" style="vertical-align:top;width:600px;" ><![endif]-->
+            
+      <div
+         class="mj-column-per-100 mj-outlook-group-fix" style="font-size:0px;text-align:left;direction:ltr;display:inline-block;vertical-align:top;width:100%;"
+      >
+        
+      <table
+         border="0" cellpadding="0" cellspacing="0" role="presentation" style="vertical-align:top;" width="100%"
+      >
+        <tbody>
+          
+              <tr>
+                <td
+                   align="left" style="font-size:0px;padding:10px 25px;word-break:break-word;"
+                >
+                  
+      <div
+         style="font-family:Helvetica, Arial, sans-serif;font-size:22px;font-weight:bold;line-height:28px;text-align:left;color:#1f2933;"
+      >Nightly summary</div>
+    
+                </td>
+              </tr>
+            
+              <tr>
+                <td
+                   align="left" style="font-size:0px;padding:10px 25px;padding-top:0;word-break:break-word;"
+                >
+                  
+      <div
+         style="font-family:Helvetica, Arial, sans-serif;font-size:15px;line-height:22px;text-align:left;color:#52606d;"
+      >{{businessDate}}</div>
+    
+                </td>
+              </tr>
+            
+              <tr>
+                <td
+                   align="left" style="font-size:0px;padding:10px 25px;word-break:break-word;"
+                >
+                  
+      <table
+         cellpadding="0" cellspacing="0" width="100%" border="0" style="color:#1f2933;font-family:Helvetica, Arial, sans-serif;font-size:15px;line-height:22px;table-layout:auto;width:100%;border:none;"
+      >
+        {{#properties}}
+          <tr>
+            <td colspan="2" style="padding:16px 0 4px;border-top:1px solid #e4e7eb;font-size:17px;font-weight:bold;">{{name}}</td>
+          </tr>
+          {{#localDate}}
+          <tr>
+            <td colspan="2" style="padding:0 0 4px;font-size:13px;color:#52606d;">Local date: {{localDate}} ({{timezone}})</td>
+          </tr>
+          {{/localDate}}
+          <tr>
+            <td style="padding:4px 16px 4px 0;color:#52606d;">Arrivals</td>
+            <td style="padding:4px 0;">{{arrivals}}</td>
+          </tr>
+          <tr>
+            <td style="padding:4px 16px 4px 0;color:#52606d;">Departures</td>
+            <td style="padding:4px 0;">{{departures}}</td>
+          </tr>
+          <tr>
+            <td style="padding:4px 16px 4px 0;color:#52606d;">In house</td>
+            <td style="padding:4px 0;">{{inHouse}}</td>
+          </tr>
+          <tr>
+            <td style="padding:4px 16px 4px 0;color:#52606d;vertical-align:top;">Unpaid</td>
+            <td style="padding:4px 0;">{{#unpaid}}<strong>{{balance}}</strong> on {{reservations}}<br />{{/unpaid}}{{^unpaid}}none{{/unpaid}}</td>
+          </tr>
+          <tr>
+            <td style="padding:4px 16px 4px 0;color:#52606d;">Open tasks</td>
+            <td style="padding:4px 0;">{{openTasks}}{{#openTasksOverdue}} (<strong style="color:#b42318;">{{openTasksOverdue}} overdue</strong>){{/openTasksOverdue}}</td>
+          </tr>
+          {{/properties}}
+          {{^properties}}
+          <tr>
+            <td colspan="2" style="padding:8px 0;">{{tenantName}} has no properties yet: there is nothing to summarise.</td>
+          </tr>
+          {{/properties}}
+      </table>
+    
+                </td>
+              </tr>
+            
+              <tr>
+                <td
+                   align="left" style="font-size:0px;padding:10px 25px;word-break:break-word;"
+                >
+                  
+      <div
+         style="font-family:Helvetica, Arial, sans-serif;font-size:13px;line-height:22px;text-align:left;color:#52606d;"
+      >Arrivals and departures are the reservations due that day (cancellations and no-shows left out), with how many have checked in or out. Unpaid counts the checked-in and checked-out reservations with a balance. Overdue tasks were due before the end of the day.</div>
+    
+                </td>
+              </tr>
+            
+        </tbody>
+      </table>
+    
+      </div>
+    
+          <!--[if mso | IE]></td></tr></table><![endif]-->
+              </td>
+            </tr>
+          </tbody>
+        </table>
+        
+      </div>
+    
+      
+      <!--[if mso | IE]></td></tr></table><table align="center" border="0" cellpadding="0" cellspacing="0" class="" role="presentation" style="width:600px;" width="600" ><tr><td style="line-height:0px;font-size:0px;mso-line-height-rule:exactly;"><![endif]-->
+    
+      
+      <div  style="margin:0px auto;max-width:600px;">
+        
+        <table
+           align="center" border="0" cellpadding="0" cellspacing="0" role="presentation" style="width:100%;"
+        >
+          <tbody>
+            <tr>
+              <td
+                 style="direction:ltr;font-size:0px;padding:8px 0 24px;text-align:center;"
+              >
+                <!--[if mso | IE]><table role="presentation" border="0" cellpadding="0" cellspacing="0"><tr><td class="" style="vertical-align:top;width:600px;" ><![endif]-->
+            
+      <div
+         class="mj-column-per-100 mj-outlook-group-fix" style="font-size:0px;text-align:left;direction:ltr;display:inline-block;vertical-align:top;width:100%;"
+      >
+        
+      <table
+         border="0" cellpadding="0" cellspacing="0" role="presentation" style="vertical-align:top;" width="100%"
+      >
+        <tbody>
+          
+              <tr>
+                <td
+                   align="center" style="font-size:0px;padding:10px 25px;word-break:break-word;"
+                >
+                  
+      <div
+         style="font-family:Helvetica, Arial, sans-serif;font-size:12px;line-height:18px;text-align:center;color:#7b8794;"
+      >You receive this as an owner or admin of {{tenantName}}. To stop it, turn off the nightly summary in the notification settings.</div>
+    
+                </td>
+              </tr>
+            
+        </tbody>
+      </table>
+    
+      </div>
+    
+          <!--[if mso | IE]></td></tr></table><![endif]-->
+              </td>
+            </tr>
+          </tbody>
+        </table>
+        
+      </div>
+    
+      
+      <!--[if mso | IE]></td></tr></table><![endif]-->
+    
+    
+      </div>
+      </body>
+    
+</html>
+  `,
+  },
 };
 
 /** The SMS texts, as their .sms.txt files hold them. */

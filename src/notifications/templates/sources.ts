@@ -22,8 +22,12 @@ export function isGuestTemplateKey(value: string): value is GuestTemplateKey {
   return (guestTemplateKeys as readonly string[]).includes(value);
 }
 
-/** Every template with an email (MJML, text and subject). */
-export const emailTemplateKeys = [...guestTemplateKeys] as const;
+/**
+ * Every template with an email (MJML, text and subject): the guest's, and the
+ * nightly summary to a tenant's owners and admins, filled from NightlySummaryData
+ * (summary.ts).
+ */
+export const emailTemplateKeys = [...guestTemplateKeys, "nightly_summary"] as const;
 
 export type EmailTemplateKey = typeof emailTemplateKeys[number];
 
