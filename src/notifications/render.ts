@@ -1,15 +1,49 @@
-// Renders a transactional email from the compiled templates: pure, no I/O. The
-// MJML was compiled to HTML at build time (scripts/build-templates.ts); here only
-// the placeholders are filled. Values are formatted for the guest (their locale)
-// and the property (its time zone and local times), HTML-escaped in the HTML
-// part, left as they are in the text part, and made single-line in the subject.
-// A template that refers to anything the data does not provide throws.
+// Renders an email from the compiled templates: pure, no I/O. The MJML was
+// compiled to HTML at build time (scripts/build-templates.ts); here only the
+// placeholders are filled. A guest's values are formatted for the guest (their
+// locale) and the property (its time zone and local times); every value is
+// HTML-escaped in the HTML part, left as it is in the text part, and made
+// single-line in the subject. A template that refers to anything the data does
+// not provide throws.
 
 import { compiledTemplates } from "./templates/compiled.ts";
-import { isTemplateKey, type TemplateKey, templateKeys } from "./templates/sources.ts";
+import {
+  type EmailTemplateKey,
+  emailTemplateKeys,
+  type GuestTemplateKey,
+  guestTemplateKeys,
+  isEmailTemplateKey,
+  isGuestTemplateKey,
+  isTemplateKey,
+  type TemplateKey,
+  templateKeys,
+} from "./templates/sources.ts";
 import { fillParsed, type ParsedTemplate, parseTemplate, TemplateError, type TemplateValues } from "./templates/syntax.ts";
+import {
+  countFormatter,
+  formatClockTime,
+  formatDate,
+  formatInstant,
+  formatShortDate,
+  formatShortInstant,
+  moneyFormatter,
+  nightsBetween,
+  usableLocale,
+} from "./format.ts";
 
-export { isTemplateKey, TemplateError, type TemplateKey, templateKeys, type TemplateValues };
+export {
+  type EmailTemplateKey,
+  emailTemplateKeys,
+  type GuestTemplateKey,
+  guestTemplateKeys,
+  isEmailTemplateKey,
+  isGuestTemplateKey,
+  isTemplateKey,
+  TemplateError,
+  type TemplateKey,
+  templateKeys,
+  type TemplateValues,
+};
 
 export interface TemplateData {
   /** The guest's BCP 47 locale (guests.locale), for numbers, money and dates. */
@@ -47,22 +81,35 @@ export interface TemplateData {
   accessCode?: { code: string; validFrom: string; validUntil: string };
 }
 
-interface RenderedEmail {
+export interface RenderedEmail {
   subject: string;
   html: string;
   text: string;
 }
 
 // The compiled templates are constants, so each part is parsed once rather than per email.
-const parsedTemplates = Object.fromEntries(templateKeys.map((key) => {
+const parsedTemplates = Object.fromEntries(emailTemplateKeys.map((key) => {
   const { subject, html, text } = compiledTemplates[key];
   return [key, { subject: parseTemplate(subject), html: parseTemplate(html), text: parseTemplate(text) }];
-})) as Readonly<Record<TemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
+})) as Readonly<Record<EmailTemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
 
-export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEmail {
-  if (!isTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
+/** A guest's email for one of the guest templates. Throws TemplateError. */
+export function renderTemplate(key: GuestTemplateKey, data: TemplateData): RenderedEmail {
+  if (!isGuestTemplateKey(key)) {
+    throw new TemplateError(
+      isEmailTemplateKey(key) ? `${key} is not a guest's email: it is not rendered from a stay` : `unknown template key ${JSON.stringify(key)}`,
+    );
+  }
+  return fillEmailTemplate(key, templateValues(data));
+}
+
+/**
+ * Any email template filled with values made for it: each part with its own
+ * encoding, the subject on one line. Throws TemplateError.
+ */
+export function fillEmailTemplate(key: EmailTemplateKey, values: TemplateValues): RenderedEmail {
+  if (!isEmailTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
   const template = parsedTemplates[key];
-  const values = templateValues(data);
   return {
     subject: fillParsed(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
     html: fillParsed(template.html, values, escapeHtml),
@@ -71,18 +118,18 @@ export function renderTemplate(key: TemplateKey, data: TemplateData): RenderedEm
 }
 
 /**
- * The values the templates can refer to, formatted. A null value is one the
- * data does not have (no unit, no phone, no reason): templates show it only
- * inside its {{#name}} block. The accessCode.* names exist only when the data
- * has an access code.
+ * The values the templates can refer to, formatted, for the emails and the SMS
+ * texts alike. A null value is one the data does not have (no unit, no phone, no
+ * reason): templates show it only inside its {{#name}} block. The accessCode.*
+ * names exist only when the data has an access code. The *Short values say the
+ * same in fewer characters, for SMS.
  */
 export function templateValues(data: TemplateData): TemplateValues {
   const locale = usableLocale(data.locale);
   const { guest, property, unit, reservation, accessCode } = data;
   const money = moneyFormatter(locale, reservation.currency);
   const nights = nightsBetween(reservation.checkIn, reservation.checkOut);
-  const number = cachedFormat(`number|${locale}`, () => new Intl.NumberFormat(locale));
-  const count = (n: number, one: string, many: string) => `${number.format(n)} ${n === 1 ? one : many}`;
+  const count = countFormatter(locale);
   const address = [property.addressLine1, property.city].filter((part): part is string => !!part?.trim()).join(", ");
   const values: Record<string, string | null> = {
     "guest.firstName": guest.firstName,
@@ -99,6 +146,8 @@ export function templateValues(data: TemplateData): TemplateValues {
     "reservation.confirmationCode": reservation.confirmationCode,
     "reservation.checkIn": formatDate(locale, reservation.checkIn),
     "reservation.checkOut": formatDate(locale, reservation.checkOut),
+    "reservation.checkInShort": formatShortDate(locale, reservation.checkIn),
+    "reservation.checkOutShort": formatShortDate(locale, reservation.checkOut),
     "reservation.nights": count(nights, "night", "nights"),
     "reservation.guests": [
       count(reservation.adults, "adult", "adults"),
@@ -114,6 +163,8 @@ export function templateValues(data: TemplateData): TemplateValues {
     values["accessCode.code"] = accessCode.code;
     values["accessCode.validFrom"] = formatInstant(locale, property.timezone, accessCode.validFrom);
     values["accessCode.validUntil"] = formatInstant(locale, property.timezone, accessCode.validUntil);
+    values["accessCode.validFromShort"] = formatShortInstant(locale, property.timezone, accessCode.validFrom);
+    values["accessCode.validUntilShort"] = formatShortInstant(locale, property.timezone, accessCode.validUntil);
   }
   return values;
 }
@@ -128,79 +179,4 @@ const htmlEntities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "
 function singleLine(value: string): string {
   // deno-lint-ignore no-control-regex
   return value.replace(/[\u0000-\u001f\u007f]+/g, " ");
-}
-
-// A well-formed tag that no locale data matches still formats (Intl falls back);
-// only a malformed one would throw, and then English is better than no email.
-function usableLocale(locale: string): string {
-  try {
-    return Intl.getCanonicalLocales(locale)[0] ?? "en";
-  } catch {
-    return "en";
-  }
-}
-
-// Building an Intl formatter costs far more than using one (tens of microseconds, six or
-// more per email), and a worker renders many emails in few locales, currencies and
-// zones: each formatter is built once per kind, locale and options, and reused.
-const MAX_CACHED_FORMATS = 1000;
-const formats = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat>();
-
-function cachedFormat<F extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, build: () => F): F {
-  let format = formats.get(key) as F | undefined;
-  if (format === undefined) {
-    // Bounded: a stream of unusual locales or zones cannot grow it without end.
-    if (formats.size >= MAX_CACHED_FORMATS) formats.clear();
-    format = build();
-    formats.set(key, format);
-  }
-  return format;
-}
-
-// Minor units to the currency's major unit by its own fraction digits (EUR 2, JPY 0, KWD 3).
-function moneyFormatter(locale: string, currency: string): (minor: number) => string {
-  const format = cachedFormat(`money|${locale}|${currency}`, () => new Intl.NumberFormat(locale, { style: "currency", currency }));
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  return (minor) => {
-    if (!Number.isSafeInteger(minor)) throw new TemplateError(`amount ${minor} is not a whole number of minor units`);
-    return format.format(minor / 10 ** digits);
-  };
-}
-
-function calendarDate(value: string): Date {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  const date = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
-  if (!date || date.toISOString().slice(0, 10) !== value) throw new TemplateError(`${JSON.stringify(value)} is not a YYYY-MM-DD date`);
-  return date;
-}
-
-function nightsBetween(checkIn: string, checkOut: string): number {
-  return Math.round((calendarDate(checkOut).getTime() - calendarDate(checkIn).getTime()) / 86_400_000);
-}
-
-// A stay date is the property's calendar date already: formatted as is (in UTC, so no zone shifts it).
-function formatDate(locale: string, value: string): string {
-  return cachedFormat(`date|${locale}`, () =>
-    new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" }))
-    .format(calendarDate(value));
-}
-
-// A property's check-in or check-out time of day, in the guest's clock style (15:00 or 3:00 PM).
-function formatClockTime(locale: string, value: string): string {
-  const match = /^([01]\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?$/.exec(value);
-  if (!match) throw new TemplateError(`${JSON.stringify(value)} is not a HH:MM:SS time`);
-  return cachedFormat(`clock|${locale}`, () => new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", timeZone: "UTC" }))
-    .format(new Date(Date.UTC(1970, 0, 1, Number(match[1]), Number(match[2]))));
-}
-
-// An instant, on the property's wall clock.
-function formatInstant(locale: string, timeZone: string, value: string): string {
-  const instant = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(instant)) {
-    throw new TemplateError(`${JSON.stringify(value)} is not an RFC 3339 timestamp`);
-  }
-  return cachedFormat(`instant|${locale}|${timeZone}`, () =>
-    new Intl.DateTimeFormat(locale, {
-      weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "numeric", minute: "2-digit", timeZone,
-    })).format(instant);
 }

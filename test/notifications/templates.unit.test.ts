@@ -1,7 +1,7 @@
 // The transactional email templates: the compiled HTML is as new as its MJML, text
-// and subject sources, every placeholder resolves, each email carries what the
-// guest needs, formatted for the guest and the property, and values are escaped
-// in the HTML part only. Pure: no stack needed.
+// and subject sources (and the SMS texts as their files), every placeholder
+// resolves, each email carries what the guest needs, formatted for the guest and
+// the property, and values are escaped in the HTML part only. Pure: no stack needed.
 import assert from "node:assert/strict";
 import {
   escapeHtml,
@@ -9,11 +9,18 @@ import {
   type TemplateData,
   TemplateError,
   type TemplateKey,
-  templateKeys,
   templateValues,
+  type TemplateValues,
 } from "../../src/notifications/render.ts";
-import { compiledTemplates, mjmlVersion } from "../../src/notifications/templates/compiled.ts";
-import { hashSources, sourceFileNames } from "../../src/notifications/templates/sources.ts";
+import { compiledTemplates, mjmlVersion, smsTemplates } from "../../src/notifications/templates/compiled.ts";
+import {
+  emailTemplateKeys,
+  guestTemplateKeys,
+  hashSources,
+  smsSourceFileName,
+  smsTemplateKeys,
+  sourceFileNames,
+} from "../../src/notifications/templates/sources.ts";
 import { fillTemplate, placeholderNames } from "../../src/notifications/templates/syntax.ts";
 
 const templatesDir = new URL("../../src/notifications/templates/", import.meta.url);
@@ -77,8 +84,8 @@ Deno.test("compiled.ts is as new as its sources (else: npm run templates:build)"
     pinned,
     `compiled.ts was built with MJML ${mjmlVersion} but package.json pins ${pinned}: run \`npm run templates:build\``,
   );
-  assert.deepEqual(Object.keys(compiledTemplates), [...templateKeys]);
-  for (const key of templateKeys) {
+  assert.deepEqual(Object.keys(compiledTemplates), [...emailTemplateKeys]);
+  for (const key of emailTemplateKeys) {
     const files = sourceFileNames(key);
     const sources = {
       subject: await Deno.readTextFile(new URL(files.subject, templatesDir)),
@@ -95,16 +102,32 @@ Deno.test("compiled.ts is as new as its sources (else: npm run templates:build)"
     assert.equal(compiledTemplates[key].text, sources.text);
     assert.equal(compiledTemplates[key].subject, sources.subject.replace(/\n$/, ""));
   }
+  // An SMS text is carried as its file holds it.
+  assert.deepEqual(Object.keys(smsTemplates), [...smsTemplateKeys]);
+  for (const key of smsTemplateKeys) {
+    assert.equal(
+      smsTemplates[key],
+      await Deno.readTextFile(new URL(smsSourceFileName(key), templatesDir)),
+      `src/notifications/templates/${smsSourceFileName(key)} differs from compiled.ts: ` +
+        "run `npm run templates:build` and commit compiled.ts with it",
+    );
+  }
   // Every source in the folder belongs to a template key: none is left out of the build.
-  const keys = new Set<string>(templateKeys);
+  const emailKeys = new Set<string>(emailTemplateKeys);
+  const smsKeys = new Set<string>(smsTemplateKeys);
   for await (const entry of Deno.readDir(templatesDir)) {
+    const smsKey = /^(.+)\.sms\.txt$/.exec(entry.name)?.[1];
+    if (smsKey !== undefined) {
+      assert.ok(smsKeys.has(smsKey), `${entry.name} is not the SMS text of a template key`);
+      continue;
+    }
     const key = /^(.+?)(?:\.subject\.txt|\.txt|\.mjml)$/.exec(entry.name)?.[1];
-    if (key !== undefined) assert.ok(keys.has(key), `${entry.name} is not the source of a template key`);
+    if (key !== undefined) assert.ok(emailKeys.has(key), `${entry.name} is not the source of an email template key`);
   }
 });
 
 Deno.test("every placeholder in every template resolves, with and without the optional values", () => {
-  for (const key of templateKeys) {
+  for (const key of guestTemplateKeys) {
     for (const data of [stay(), sparseStay()]) {
       const provided = new Set(Object.keys(templateValues(data)));
       const { subject, text, html } = compiledTemplates[key];
@@ -140,6 +163,41 @@ Deno.test("the renderer fails loudly on a name the data does not provide or a ma
   delete withoutCode.accessCode;
   assert.throws(() => renderTemplate("access_code_delivery", withoutCode), /\{\{accessCode\.[A-Za-z]+\}\}, which the data does not provide/);
   assert.throws(() => renderTemplate("welcome" as TemplateKey, stay()), /unknown template key "welcome"/);
+  assert.throws(() => renderTemplate("nightly_summary" as TemplateKey, stay()), /nightly_summary is not a guest's email/);
+});
+
+Deno.test("a list repeats its block once per item, looking names up in the item first, then around the list", () => {
+  const template = [
+    "Report for {{tenant}}",
+    "{{#rows}}",
+    "- {{name}}: {{count}} {{unit}}{{#note}} ({{note}}){{/note}}",
+    "{{/rows}}",
+    "{{^rows}}",
+    "Nothing to report.",
+    "{{/rows}}",
+    "",
+  ].join("\n");
+  const rows: TemplateValues[] = [
+    { name: "Casa <Azul>", count: "3", note: null },
+    { name: "Casa Verde", count: "1", note: "late", unit: "room" },
+  ];
+  assert.equal(
+    fillTemplate(template, { tenant: "Acme", unit: "rooms", rows }, escapeHtml),
+    "Report for Acme\n- Casa &lt;Azul&gt;: 3 rooms\n- Casa Verde: 1 room (late)\n",
+  );
+  // An empty list is like null: the inverted block shows, the block does not.
+  assert.equal(fillTemplate(template, { tenant: "Acme", unit: "rooms", rows: [] }, escapeHtml), "Report for Acme\nNothing to report.\n");
+  assert.equal(fillTemplate(template, { tenant: "Acme", unit: "rooms", rows: null }, escapeHtml), "Report for Acme\nNothing to report.\n");
+  // Lists nest, and an inner item sees every scope around it.
+  const nested = "{{#groups}}[{{label}}:{{#members}} {{label}}/{{name}}{{/members}}]{{/groups}}";
+  assert.equal(
+    fillTemplate(nested, { groups: [{ label: "a", members: [{ name: "x" }, { name: "y", label: "b" }] }, { label: "c", members: [] }] }, (v) => v),
+    "[a: a/x b/y][c:]",
+  );
+  // A name no scope has fails, even inside a list; so does a list used as a value.
+  assert.throws(() => fillTemplate(template, { tenant: "Acme", rows }, escapeHtml), /\{\{unit\}\}, which the data does not provide/);
+  assert.throws(() => fillTemplate("{{rows}}", { rows }, escapeHtml), /\{\{rows\}\} is a list: repeat a block/);
+  assert.deepEqual(placeholderNames(template), ["count", "name", "note", "rows", "tenant", "unit"]);
 });
 
 Deno.test("checkin_reminder: a welcome with the stay, the check-out time and the property's contact", () => {
@@ -420,7 +478,7 @@ Deno.test("values are HTML-escaped in the HTML part only; the subject stays one 
   data.guest = { firstName: "D'Arcy", lastName: "O'Neil" };
   data.reservation = { ...data.reservation, cancellationReason: "Double <b>booking</b> & overlap" };
   const escapedName = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; Co";
-  for (const key of templateKeys) {
+  for (const key of guestTemplateKeys) {
     const email = renderTemplate(key, data);
     assert.ok(email.html.includes(escapedName), `${key} HTML lacks the escaped property name`);
     assert.ok(!email.html.includes("<script"), `${key} HTML has a raw <script>`);
@@ -442,7 +500,11 @@ Deno.test("values are HTML-escaped in the HTML part only; the subject stays one 
 });
 
 Deno.test("the HTML loads nothing from elsewhere: no http(s) URL, image, link or web font", () => {
-  for (const key of templateKeys) {
+  // Every email as compiled (the nightly summary's rendered HTML is checked in summary.unit.test.ts).
+  for (const key of emailTemplateKeys) {
+    assert.doesNotMatch(compiledTemplates[key].html, /https?:|<img|<link|@import|@font-face|url\(|src=/i, `${key} HTML loads a resource`);
+  }
+  for (const key of guestTemplateKeys) {
     for (const html of [compiledTemplates[key].html, renderTemplate(key, stay()).html]) {
       assert.doesNotMatch(html, /https?:/i, `${key} HTML has an http(s) URL`);
       assert.doesNotMatch(html, /<img|<link|@import|@font-face|url\(|src=/i, `${key} HTML loads a resource`);

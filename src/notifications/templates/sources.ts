@@ -1,22 +1,52 @@
-// The transactional emails' template keys and where each one's sources live.
-// Beside this file, per key: <key>.mjml (the HTML part, compiled to HTML by
+// The notification templates' keys and where each one's sources live. Beside
+// this file, per email key: <key>.mjml (the HTML part, compiled to HTML by
 // scripts/build-templates.ts), <key>.txt (the plain-text part) and
-// <key>.subject.txt (the subject, one line). compiled.ts records, per key, a
-// SHA-256 of these sources and of the MJML version that compiled them, so a test
-// can tell when the compiled output is older than its sources.
+// <key>.subject.txt (the subject, one line); per SMS key, <key>.sms.txt (the
+// text message, written for SMS, never the email's text part cut short).
+// compiled.ts records, per email key, a SHA-256 of these sources and of the MJML
+// version that compiled them, so a test can tell when the compiled output is
+// older than its sources; an SMS text is carried as it is, so the test compares
+// it with its file.
 
-export const templateKeys = [
+/** The templates about a guest's stay, filled from TemplateData (render.ts), by email and by SMS. */
+export const guestTemplateKeys = [
   "checkin_reminder",
   "checkout_summary",
   "reservation_cancelled",
   "access_code_delivery",
 ] as const;
 
-export type TemplateKey = typeof templateKeys[number];
+export type GuestTemplateKey = typeof guestTemplateKeys[number];
 
-export function isTemplateKey(value: string): value is TemplateKey {
-  return (templateKeys as readonly string[]).includes(value);
+export function isGuestTemplateKey(value: string): value is GuestTemplateKey {
+  return (guestTemplateKeys as readonly string[]).includes(value);
 }
+
+/**
+ * Every template with an email (MJML, text and subject): the guest's, and the
+ * nightly summary to a tenant's owners and admins, filled from NightlySummaryData
+ * (summary.ts).
+ */
+export const emailTemplateKeys = [...guestTemplateKeys, "nightly_summary"] as const;
+
+export type EmailTemplateKey = typeof emailTemplateKeys[number];
+
+export function isEmailTemplateKey(value: string): value is EmailTemplateKey {
+  return (emailTemplateKeys as readonly string[]).includes(value);
+}
+
+/** The templates with an SMS text: the guest's, as only guests get SMS. */
+export const smsTemplateKeys = guestTemplateKeys;
+
+export type SmsTemplateKey = GuestTemplateKey;
+
+// The names from before there were other templates than the guest's, under which
+// the API's schema and the worker still know the keys a notification may hold
+// today. They stay the guest keys until the notifications table accepts others:
+// widening them widens what the API promises.
+export const templateKeys = guestTemplateKeys;
+export type TemplateKey = GuestTemplateKey;
+export const isTemplateKey = isGuestTemplateKey;
 
 export interface TemplateSources {
   subject: string;
@@ -24,9 +54,14 @@ export interface TemplateSources {
   mjml: string;
 }
 
-/** The source files of one key, relative to this folder. */
-export function sourceFileNames(key: TemplateKey): Record<keyof TemplateSources, string> {
+/** The source files of one email, relative to this folder. */
+export function sourceFileNames(key: EmailTemplateKey): Record<keyof TemplateSources, string> {
   return { subject: `${key}.subject.txt`, text: `${key}.txt`, mjml: `${key}.mjml` };
+}
+
+/** The source file of one SMS text, relative to this folder. */
+export function smsSourceFileName(key: SmsTemplateKey): string {
+  return `${key}.sms.txt`;
 }
 
 /**

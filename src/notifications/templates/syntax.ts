@@ -1,14 +1,25 @@
 // The placeholder language of every template part (subject, text and HTML), a
 // small subset of Mustache:
 //   {{name}}                 the value of name (a dotted path, like property.name)
-//   {{#name}} ... {{/name}}  the block, only when name has a value (is not null)
-//   {{^name}} ... {{/name}}  the block, only when name is null
+//   {{#name}} ... {{/name}}  the block, only when name has a value (is not null);
+//                            when the value is a list, the block once per item
+//   {{^name}} ... {{/name}}  the block, only when name is null or an empty list
+// Inside a list's block a name is looked up in the item first, then outside the
+// list, so an item's row can say what the whole email says (a currency, a date).
+// Lists are for what the data holds any number of, like the properties of a
+// nightly summary: the template keeps the markup of a row and the encoding of its
+// values (HTML-escaped in the HTML part), rather than code building HTML.
 // A line holding nothing but section tags goes away whole, so an optional line
 // leaves no blank line behind. There is no way to fall back on an empty string:
-// a name the data does not provide, or a null value outside its {{#name}} block,
-// is a TemplateError, never a silently empty hole in a guest's email.
+// a name the data does not provide, a null value outside its {{#name}} block, or a
+// list used as a value, is a TemplateError, never a silently empty hole in an email.
 
-export type TemplateValues = Readonly<Record<string, string | null>>;
+/** A value: text, null for one the data does not have, or a list of items for a {{#name}} block to repeat. */
+export type TemplateValue = string | null | readonly TemplateValues[];
+
+export interface TemplateValues {
+  readonly [name: string]: TemplateValue;
+}
 
 export class TemplateError extends Error {
   override name = "TemplateError";
@@ -68,30 +79,46 @@ export function parseTemplate(source: string): ParsedTemplate {
   return root;
 }
 
-function lookup(values: TemplateValues, name: string): string | null {
-  if (!Object.hasOwn(values, name)) {
-    throw new TemplateError(`the template uses {{${name}}}, which the data does not provide`);
+// The innermost scope that has the name: a list's item, then what surrounds the list.
+function lookup(scopes: readonly TemplateValues[], name: string): TemplateValue {
+  for (const scope of scopes) {
+    if (Object.hasOwn(scope, name)) return scope[name] ?? null;
   }
-  return values[name] ?? null;
+  throw new TemplateError(`the template uses {{${name}}}, which the data does not provide`);
 }
 
-/** As fillTemplate, for a template parsed already. Throws TemplateError. */
-export function fillParsed(nodes: ParsedTemplate, values: TemplateValues, encode: (value: string) => string): string {
+function fillScoped(nodes: ParsedTemplate, scopes: readonly TemplateValues[], encode: (value: string) => string): string {
   let out = "";
   for (const node of nodes) {
     if (node.kind === "text") {
       out += node.text;
     } else if (node.kind === "value") {
-      const value = lookup(values, node.name);
+      const value = lookup(scopes, node.name);
       if (value === null) {
         throw new TemplateError(`{{${node.name}}} has no value here: use it inside {{#${node.name}}}...{{/${node.name}}}`);
       }
+      if (typeof value !== "string") {
+        throw new TemplateError(`{{${node.name}}} is a list: repeat a block with {{#${node.name}}}...{{/${node.name}}}`);
+      }
       out += encode(value);
-    } else if ((lookup(values, node.name) === null) === node.inverted) {
-      out += fillParsed(node.children, values, encode);
+    } else {
+      const value = lookup(scopes, node.name);
+      const empty = value === null || (typeof value !== "string" && value.length === 0);
+      if (node.inverted) {
+        if (empty) out += fillScoped(node.children, scopes, encode);
+      } else if (typeof value === "string") {
+        out += fillScoped(node.children, scopes, encode);
+      } else if (value !== null) {
+        for (const item of value) out += fillScoped(node.children, [item, ...scopes], encode);
+      }
     }
   }
   return out;
+}
+
+/** As fillTemplate, for a template parsed already. Throws TemplateError. */
+export function fillParsed(nodes: ParsedTemplate, values: TemplateValues, encode: (value: string) => string): string {
+  return fillScoped(nodes, [values], encode);
 }
 
 /** The template with every placeholder replaced by its value passed through encode. Throws TemplateError. */
