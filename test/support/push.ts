@@ -1,9 +1,13 @@
 // Web Push for tests: a browser's side of a subscription (its keys, and the decryption of
-// what arrives for it).
+// what arrives for it), the sender with the stack's VAPID keys, and the stack's push
+// service double (local/push-capture) with its capture routes.
+import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createECDH, type ECDH, randomBytes } from "node:crypto";
 import httpEce from "http_ece";
-import type { PushSubscriptionKeys } from "../../src/notifications/push.ts";
+import type { ScriptedResponse } from "../../local/capture.ts";
+import { createPushSender, type PushSender, type PushSettings, type PushSubscriptionKeys } from "../../src/notifications/push.ts";
+import { stack } from "./stack.ts";
 
 // ---------------------------------------------------------------- the browser's side
 
@@ -52,3 +56,85 @@ export function decryptPush(bodyBase64: string, keys: BrowserKeys): string {
   const plain = ece.decrypt(Buffer.from(bodyBase64, "base64"), { version: "aes128gcm", privateKey: keys.ecdh, authSecret: keys.authSecret });
   return new TextDecoder("utf-8", { fatal: true }).decode(plain);
 }
+
+// ---------------------------------------------------------------- the server's side
+
+// The sender as the stack's functions make it: the stack's VAPID keys and subject, loopback
+// endpoints allowed (the push double), the real fetch; `change` overrides any of it.
+export function stackPushSender(change: Partial<PushSettings> = {}): PushSender {
+  const { vapidPublicKey, vapidPrivateKey, vapidSubject } = stack.notifications.push;
+  return createPushSender({
+    vapid: { publicKey: vapidPublicKey, privateKey: vapidPrivateKey, subject: vapidSubject },
+    ttlSeconds: 3600,
+    timeoutMs: 10_000,
+    allowLoopbackHttp: true,
+    fetch,
+    now: Date.now,
+    ...change,
+  });
+}
+
+// ---------------------------------------------------------------- the push service double
+
+// One push the double took or refused (local/push-capture/main.ts).
+export type PushAttempt = {
+  receivedAt: string;
+  token: string;
+  status: number;
+  refusal: string | null;
+  messageId: string | null;
+  ttl: string | null;
+  urgency: string | null;
+  topic: string | null;
+  contentEncoding: string | null;
+  vapidPublicKey: string | null;
+  vapidSubject: string | null;
+  bodyBase64: string;
+};
+
+const tokenQuery = (token?: string) => token === undefined ? "" : `?token=${encodeURIComponent(token)}`;
+
+async function getJson<T>(path: string): Promise<T> {
+  const response = await fetch(`${stack.pushUrl}${path}`);
+  assert.equal(response.status, 200, path);
+  return await response.json() as T;
+}
+
+async function postJson<T>(path: string, body: unknown, status: number): Promise<T> {
+  const response = await fetch(`${stack.pushUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  assert.equal(response.status, status, text);
+  return JSON.parse(text) as T;
+}
+
+async function remove(path: string): Promise<void> {
+  const response = await fetch(`${stack.pushUrl}${path}`, { method: "DELETE" });
+  await response.body?.cancel();
+  assert.equal(response.status, 204, path);
+}
+
+export const pushService = {
+  // A subscription's endpoint on the double; any token is one. A fresh token each call
+  // without one, so tests never share a subscription.
+  endpoint(token: string = crypto.randomUUID().replaceAll("-", "")): { token: string; endpoint: string } {
+    return { token, endpoint: `${stack.pushUrl}/push/${token}` };
+  },
+  // A subscription the double hands out, tied to an application server key when one is
+  // given (pushes signed with another key are refused with 403).
+  subscribe: (applicationServerKey?: string) =>
+    postJson<{ token: string; endpoint: string }>("/_capture/subscriptions", applicationServerKey ? { applicationServerKey } : {}, 201),
+  // The accepted pushes, oldest first: all, or one subscription's.
+  messages: (token?: string) => getJson<PushAttempt[]>(`/_capture/messages${tokenQuery(token)}`),
+  // Every push with the status it got and why it was refused.
+  requests: (token?: string) => getJson<PushAttempt[]>(`/_capture/requests${tokenQuery(token)}`),
+  // Queues answers for one subscription's next pushes (or any push's, without a token).
+  script: (token: string | undefined, ...responses: ScriptedResponse[]) =>
+    postJson<{ pending: number }>("/_capture/script", token === undefined ? { responses } : { token, responses }, 200),
+  // Forgets the recorded pushes (one subscription's), or everything.
+  forgetMessages: (token?: string) => remove(`/_capture/messages${tokenQuery(token)}`),
+  clear: () => remove("/_capture"),
+};
