@@ -20,7 +20,7 @@ import { decryptPush, newBrowserSubscription, storedSubscription } from "../supp
 
 const vapidKeys: { publicKey: string; privateKey: string } = webpush.generateVAPIDKeys();
 const vapid = { ...vapidKeys, subject: "mailto:ops@stays.example" };
-const NOW = Date.parse("2026-11-22T09:30:00Z");
+const NOW = Date.parse("2031-03-04T09:30:00Z");
 const ENDPOINT = "https://push.example.net/wpush/v2/abcDEF123";
 
 type Sent = { request: Request; init: RequestInit | undefined };
@@ -114,7 +114,7 @@ Deno.test("the push service's answer: 2xx accepted, 404 and 410 gone, 429 and 5x
     [new Response("slow down", { status: 429, headers: { "retry-after": "7" } }), {
       outcome: "transient", reason: "the push service at https://push.example.net answered 429: slow down", retryAfterSeconds: 7,
     }],
-    [new Response("slow down", { status: 429, headers: { "retry-after": "Sun, 22 Nov 2026 09:32:00 GMT" } }), {
+    [new Response("slow down", { status: 429, headers: { "retry-after": "Tue, 04 Mar 2031 09:32:00 GMT" } }), {
       outcome: "transient", reason: "the push service at https://push.example.net answered 429: slow down", retryAfterSeconds: 120,
     }],
     [new Response("", { status: 500, statusText: "Internal Server Error" }), {
