@@ -4,8 +4,9 @@
 #   PMS_PORT_BASE   the base; unset: the base the stack in this tree last came up
 #                   with (kept in .stack/stack.env), else 54320, Supabase's own ports.
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
-# mail +4, Auth +5, SMS +6, the connection pooler +9, the functions from +10 on; the
-# benchmark's own two api instances take +18 and +19 while it runs.
+# mail +4, Auth +5, SMS +6, the push service double +7, the connection pooler +9, the
+# functions from +10 on; the benchmark's own two api instances take +18 and +19 while it
+# runs. +3 (Supabase Studio's) and +8 are free.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "${PMS_PORT_BASE:-}" ] && [ -f "$ports_root/.stack/stack.env" ]; then
   PMS_PORT_BASE=$(sed -nE "s/^PMS_PORT_BASE='?([0-9]+)'?$/\1/p" "$ports_root/.stack/stack.env")
@@ -22,6 +23,7 @@ DB_PORT=$((PMS_PORT_BASE + 2))
 MAIL_PORT=$((PMS_PORT_BASE + 4))
 AUTH_PORT=$((PMS_PORT_BASE + 5))
 SMS_PORT=$((PMS_PORT_BASE + 6))
+PUSH_PORT=$((PMS_PORT_BASE + 7))
 POOLER_PORT=$((PMS_PORT_BASE + 9))
 FUNCTIONS_FIRST_PORT=$((PMS_PORT_BASE + 10))
 BENCH_FIRST_PORT=$((PMS_PORT_BASE + 18))
@@ -32,4 +34,5 @@ API_URL="http://127.0.0.1:$API_PORT"
 AUTH_URL="http://127.0.0.1:$AUTH_PORT"
 MAIL_URL="http://127.0.0.1:$MAIL_PORT"
 SMS_URL="http://127.0.0.1:$SMS_PORT"
+PUSH_URL="http://127.0.0.1:$PUSH_PORT"
 unset ports_root

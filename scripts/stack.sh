@@ -3,7 +3,7 @@
 # from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
 # way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
 # built from its upstream source, the Edge Functions under Deno behind an nginx gateway
-# on :54321, and the SendGrid and SMS capture servers. The ports follow PMS_PORT_BASE
+# on :54321, and the SendGrid, SMS and Web Push doubles. The ports follow PMS_PORT_BASE
 # (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
@@ -37,6 +37,9 @@ NOTIFICATIONS_FROM_EMAIL=stays@pms.test
 NOTIFICATIONS_FROM_NAME="PMS local"
 NOTIFICATIONS_RETRY_BASE_SECONDS=1
 NOTIFICATIONS_RETRY_MAX_SECONDS=30
+# The push channel's contact for the push services (the VAPID JWT's sub, RFC 8292): a
+# mailto: or https: URL. Its key pair is made once per stack, with the other keys.
+VAPID_SUBJECT=mailto:push@pms.test
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
@@ -278,19 +281,20 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
-  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
+  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
 # API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
-# double's signed Event Webhook), kept for the stack's life, each group made when the file
-# lacks it; the settings after them are rewritten on every `up`, so a running stack's file
-# follows this script. Values are single-quoted for `.`.
+# double's signed Event Webhook; the push channel's VAPID key pair), kept for the stack's
+# life, each group made when the file lacks it; the settings after them are rewritten on
+# every `up`, so a running stack's file follows this script. Values are single-quoted for `.`.
 STACK_KEYS='^(JWT_SECRET|ANON_KEY|SERVICE_ROLE_KEY|AUTH_JWT_KEYS)='
 WEBHOOK_KEYS='^(SENDGRID_WEBHOOK_VERIFICATION_KEY|SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY)='
+VAPID_KEYS='^(VAPID_PUBLIC_KEY|VAPID_PRIVATE_KEY)='
 ensure_keys() {
-  local keys webhook_keys
+  local keys webhook_keys vapid_keys
   if [ -f "$ENV_FILE" ] && [ "$(grep -cE "$STACK_KEYS" "$ENV_FILE")" -eq 4 ]; then
     keys=$(grep -E "$STACK_KEYS" "$ENV_FILE")
   else
@@ -303,9 +307,16 @@ ensure_keys() {
     say "generating the key pair that signs the SendGrid double's event webhook"
     webhook_keys=$("$DENO" run --quiet --config "$ROOT/deno.json" "$ROOT/local/keys.ts" sendgrid-webhook)
   fi
+  if [ -f "$ENV_FILE" ] && [ "$(grep -cE "$VAPID_KEYS" "$ENV_FILE")" -eq 2 ]; then
+    vapid_keys=$(grep -E "$VAPID_KEYS" "$ENV_FILE")
+  else
+    say "generating the push channel's VAPID key pair"
+    # web-push's encryption module reads ECE_KEYLOG when it loads (local/keys.ts).
+    vapid_keys=$("$DENO" run --quiet --config "$ROOT/deno.json" --allow-env=ECE_KEYLOG "$ROOT/local/keys.ts" vapid)
+  fi
   local name
   {
-    printf '%s\n' "$keys" "$webhook_keys"
+    printf '%s\n' "$keys" "$webhook_keys" "$vapid_keys"
     for name in "${ENV_SETTINGS[@]}"; do printf "%s='%s'\n" "$name" "${!name}"; done
   } > "$ENV_FILE.tmp"
   chmod 600 "$ENV_FILE.tmp"
@@ -549,6 +560,8 @@ source_fingerprint() {
 # secrets. DATABASE_URL is the secret that sends the functions through the transaction
 # pooler instead, as a hosted project's should (docs/deploy.md); DATABASE_POOL_MODE
 # names the pooler's mode, which the local port does not tell (src/db/connection.ts).
+# PUSH_ALLOW_LOOPBACK_HTTP lets push subscriptions point at the local push double, on
+# loopback http; a hosted project never sets it (src/notifications/push.ts).
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -560,6 +573,8 @@ function_env() {
     SMS_API_URL="$SMS_URL" SMS_ACCOUNT_SID="$SMS_ACCOUNT_SID"
     SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
+    VAPID_PUBLIC_KEY="$VAPID_PUBLIC_KEY" VAPID_PRIVATE_KEY="$VAPID_PRIVATE_KEY" VAPID_SUBJECT="$VAPID_SUBJECT"
+    PUSH_ALLOW_LOOPBACK_HTTP=true
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )
@@ -577,7 +592,7 @@ ensure_http_processes() {
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
   # The SendGrid double posts its signed events to the api function's webhook through the
   # gateway, as SendGrid posts to the project URL; the SMS double posts each message's
-  # status to the callback URL the worker gives it.
+  # status to the callback URL the worker gives it. The push double only takes pushes.
   if ! pid_alive mail; then
     start_process mail "${deno_env[@]}" SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY="$SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY" \
       -- "$DENO" run --quiet --allow-net=127.0.0.1 --allow-env "$ROOT/local/sendgrid-capture/main.ts" \
@@ -587,6 +602,10 @@ ensure_http_processes() {
     start_process sms "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/sms-capture/main.ts" --port "$SMS_PORT" --account-sid "$SMS_ACCOUNT_SID" \
       --auth-token "$SMS_AUTH_TOKEN" --from "$SMS_FROM_NUMBER"
+  fi
+  if ! pid_alive push; then
+    start_process push "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      "$ROOT/local/push-capture/main.ts" --port "$PUSH_PORT"
   fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
   for name in $(function_names); do
@@ -609,6 +628,7 @@ ensure_http_processes() {
   echo "$fingerprint" > "$RUN/http.fingerprint"
   wait_for_http mail "$MAIL_URL/_capture/messages" 60
   wait_for_http sms "$SMS_URL/_capture/messages" 60
+  wait_for_http push "$PUSH_URL/_capture/messages" 60
   wait_for_http gateway "$API_URL/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
@@ -679,6 +699,7 @@ print_status() {
 $auth_settings
 Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1/webhooks/sendgrid)
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
+Push capture URL: $PUSH_URL (endpoints $PUSH_URL/push/<token>; VAPID subject $VAPID_SUBJECT)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY

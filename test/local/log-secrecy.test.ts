@@ -25,7 +25,7 @@ type Session = Schemas["Session"];
 // A JWT's signature: enough to forge nothing, but a log that cut the token would keep it.
 const signatureOf = (jwt: string) => jwt.split(".")[2] ?? jwt;
 
-Deno.test("no password, token, API key, service role key, SendGrid key or webhook signing key reaches any log the stack writes", () =>
+Deno.test("no password, token, API key, service role key, SendGrid key, webhook signing key or VAPID private key reaches any log the stack writes", () =>
   withFixture(async ({ sql, cleanup }) => {
     const before = await stackLogs();
     const secrets: Record<string, string> = {
@@ -34,6 +34,7 @@ Deno.test("no password, token, API key, service role key, SendGrid key or webhoo
       "the SendGrid API key": stack.notifications.sendGridApiKey,
       "the SMS provider's auth token": stack.notifications.sms.authToken,
       "the private key that signs the SendGrid double's event webhook": stack.sendGridWebhook.privateKey,
+      "the push channel's VAPID private key": stack.notifications.push.vapidPrivateKey,
       "the JWT secret": stack.jwtSecret,
     };
     const email = `log-secrecy-${crypto.randomUUID().slice(0, 8)}@test.example`;

@@ -63,6 +63,10 @@ export const stack = {
   get smsUrl() {
     return setting("SMS_URL");
   },
+  // The Web Push service double (local/push-capture): endpoints are {pushUrl}/push/{token}.
+  get pushUrl() {
+    return setting("PUSH_URL");
+  },
   get jwtSecret() {
     return setting("JWT_SECRET");
   },
@@ -114,6 +118,18 @@ export const stack = {
       },
       get fromNumber() {
         return setting("SMS_FROM_NUMBER");
+      },
+    },
+    // The push channel's VAPID key pair and contact (RFC 8292), made once per stack.
+    push: {
+      get vapidPublicKey() {
+        return setting("VAPID_PUBLIC_KEY");
+      },
+      get vapidPrivateKey() {
+        return setting("VAPID_PRIVATE_KEY");
+      },
+      get vapidSubject() {
+        return setting("VAPID_SUBJECT");
       },
     },
   },
