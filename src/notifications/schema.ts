@@ -3,8 +3,13 @@ import { MAX_PAGE_SIZE, pageQuery, queryInteger } from "../db/pagination.ts";
 import { id, oneOrMany, timestamp } from "../http/schemas.ts";
 import { templateKeys } from "./templates/sources.ts";
 
-// The templates events send, and the names the operator settings screen uses.
-export const preferenceTemplateKeys = [...templateKeys, "check_in_alerts", "nightly_summary", "marketing_emails"] as const;
+// What a notification can be: the guest's templates, the staff's check-in alerts and
+// nightly summary, and the system notice of a notification that failed
+// (docs/notifications-channels.md).
+export const notificationTemplateKeys = [...templateKeys, "check_in_alerts", "nightly_summary", "delivery_failed"] as const;
+// Every template a preference can switch off, and marketing_emails, a preference the
+// operator settings screen shows under which nothing is sent.
+export const preferenceTemplateKeys = [...notificationTemplateKeys, "marketing_emails"] as const;
 export const channels = ["email", "sms", "push", "in_app"] as const;
 export const recipientTypes = ["user", "guest", "admin", "system"] as const;
 // `skipped` is ours, beside the three statuses docs/contract.md guarantees: an opt-out or a disabled channel.
@@ -18,12 +23,17 @@ export const deliveryProviders = ["sendgrid", "sms"] as const;
 export const notification = z.object({
   id,
   tenantId: id,
-  recipientId: id.nullable(),
-  recipientType: z.enum(recipientTypes),
-  templateKey: z.enum(templateKeys),
+  recipientId: id.nullable().meta({ description: "The guest or member it is for; null for a system notification." }),
+  recipientType: z.enum(recipientTypes).meta({
+    description: "guest: a guest; user: a staff member; admin: an owner or admin; system: no human recipient " +
+      "(a notice for the tenant's owners and admins, in their inboxes).",
+  }),
+  templateKey: z.enum(notificationTemplateKeys),
   channel: z.enum(channels),
-  subject: z.string().nullable().meta({ description: "Null until the notification is rendered." }),
-  body: z.string().meta({ description: "The rendered plain-text body; empty until rendered." }),
+  subject: z.string().nullable().meta({
+    description: "The email's subject, or an inbox or push message's title; null until rendered, and for SMS.",
+  }),
+  body: z.string().meta({ description: "The rendered plain-text body (for SMS, the text sent); empty until rendered." }),
   status: z.enum(notificationStatuses),
   statusReason: z.string().nullable().meta({ description: "Why it failed or was skipped." }),
   attempts: z.number().int().meta({ description: "Delivery attempts so far." }),
@@ -69,7 +79,7 @@ export const notificationWithEvents = z.object({
 export const listNotificationsQuery = z.strictObject({
   ...pageQuery,
   status: oneOrMany(notificationStatuses).optional(),
-  templateKey: oneOrMany(templateKeys).optional(),
+  templateKey: oneOrMany(notificationTemplateKeys).optional(),
   reservationId: id.optional(),
   deliveryState: oneOrMany(deliveryStates).optional(),
 });
@@ -87,7 +97,7 @@ export const setPreferenceBody = z.strictObject({
   enabled: z.boolean(),
 }).meta({ id: "NotificationPreferenceSet" });
 
-// At most 7 templates by 4 channels: one page holds every preference.
+// At most 8 templates by 4 channels: one page holds every preference.
 export const listPreferencesQuery = z.strictObject({
   ...pageQuery,
   limit: queryInteger(1, MAX_PAGE_SIZE, `Items per page, 1 to ${MAX_PAGE_SIZE}; all of them by default.`).default(MAX_PAGE_SIZE),

@@ -4,8 +4,8 @@
 -- - a guest event (check-in, check-out, cancellation, a new access code): email to the
 --   guest, always; SMS to the guest where the tenant opted in to that template by SMS
 --   (a stored enabled = true) and the guest has a phone number;
--- - a check-in also reaches every member of the tenant (`check_in_alerts`): in_app to each,
---   and push to each who has subscribed a browser in the tenant;
+-- - a check-in also reaches the tenant's staff (`check_in_alerts`): in_app to each, and
+--   push to each who has subscribed a browser in the tenant;
 -- - every night, owners and admins get one `nightly_summary` email per tenant
 --   (private.enqueue_nightly_summaries, one pg_cron job for all tenants);
 -- - a notification that ends failed leaves a `system` notification (`delivery_failed`,
@@ -260,11 +260,12 @@ begin
                   where p.tenant_id = tenant and p.template_key = template and p.channel = 'sms' and p.enabled)
       and exists (select from public.guests g where g.tenant_id = tenant and g.id = guest and g.phone is not null)
     union all
-    -- A check-in reaches every member: in_app always, push where they subscribed a browser.
-    select m.user_id, case when m.role = 'staff' then 'user' else 'admin' end, 'check_in_alerts', c.channel
+    -- A check-in reaches the staff (the front desk; owners and admins get the nightly
+    -- summary instead): in_app always, push where they subscribed a browser.
+    select m.user_id, 'user', 'check_in_alerts', c.channel
     from public.tenant_memberships m
     cross join (values ('in_app'), ('push')) as c (channel)
-    where template = 'checkin_reminder' and m.tenant_id = tenant
+    where template = 'checkin_reminder' and m.tenant_id = tenant and m.role = 'staff'
       and (c.channel = 'in_app'
            or exists (select from public.push_subscriptions s where s.tenant_id = tenant and s.user_id = m.user_id))
   ), inserted as (

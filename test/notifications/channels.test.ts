@@ -59,41 +59,32 @@ async function subscribeBrowser(api: Client) {
   return { token, browser, stored };
 }
 
-async function clearDoubles(sql: postgres.Sql) {
-  await drainQueue(sql);
-  await pushService.clear();
-}
-
 Deno.test("a guest's SMS: created only where the tenant opted in and the guest has a phone; its own short text, one segment", () =>
   withFixture(async ({ sql, tenant }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("sms-fan-out");
     const api = t.ownerClient;
 
-    // Not opted in: email only (and the owner's in-app alert).
+    // Not opted in: email only (the tenant has no staff to alert).
     const before = await stayWithPhone(api, PHONE);
     await stepReservation(api, before.reservation.id, "check-in");
-    assert.deepEqual(shape(await fannedOut(api, before.reservation.id)), [
-      "check_in_alerts/admin/in_app", "checkin_reminder/guest/email",
-    ]);
+    assert.deepEqual(shape(await fannedOut(api, before.reservation.id)), ["checkin_reminder/guest/email"]);
 
     // Opted in: email and SMS, for a guest with a phone.
     await setPreference(api, { templateKey: "checkin_reminder", channel: "sms", enabled: true });
     const withPhone = await stayWithPhone(api, PHONE);
     await stepReservation(api, withPhone.reservation.id, "check-in");
     assert.deepEqual(shape(await fannedOut(api, withPhone.reservation.id)), [
-      "check_in_alerts/admin/in_app", "checkin_reminder/guest/email", "checkin_reminder/guest/sms",
+      "checkin_reminder/guest/email", "checkin_reminder/guest/sms",
     ]);
 
     // Opted in, but the guest has no phone: no SMS notification at all.
     const noPhone = await stayWithPhone(api, null);
     await stepReservation(api, noPhone.reservation.id, "check-in");
-    assert.deepEqual(shape(await fannedOut(api, noPhone.reservation.id)), [
-      "check_in_alerts/admin/in_app", "checkin_reminder/guest/email",
-    ]);
+    assert.deepEqual(shape(await fannedOut(api, noPhone.reservation.id)), ["checkin_reminder/guest/email"]);
 
-    // Three check-ins: three guest emails, three in-app alerts, one SMS.
-    assert.deepEqual(await runWorker(), summary({ read: 7, sent: 7 }));
+    // Three check-ins: three guest emails, one SMS.
+    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 4 }));
     const texts = await sms.messages();
     assert.equal(texts.length, 1, "one text message");
     const text = texts[0]!.params;
@@ -112,26 +103,30 @@ Deno.test("a guest's SMS: created only where the tenant opted in and the guest h
     assert.equal(smsNotification!.subject, null);
   }));
 
-Deno.test("a check-in reaches every member in-app, as user or admin; the inbox lists, counts and marks only their own", () =>
+Deno.test("a check-in reaches every staff member in-app (user), not owners or admins; the inbox lists, counts and marks only their own", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("check-in-alerts");
     const staff = await memberOf(t, "staff");
+    const frontDesk = await memberOf(t, "staff", "front-desk");
     const admin = await memberOf(t, "admin");
     const staffApi = client(staff, t.tenantId);
+    const frontDeskApi = client(frontDesk, t.tenantId);
     const adminApi = client(admin, t.tenantId);
     const stay = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, stay.reservation.id, "check-in");
 
     const alerts = (await fannedOut(t.ownerClient, stay.reservation.id)).filter((n) => n.templateKey === "check_in_alerts");
     assert.deepEqual(alerts.map((n) => [n.recipientId, n.recipientType, n.channel]).sort(), [
-      [t.owner.id, "admin", "in_app"], [staff.id, "user", "in_app"], [admin.id, "admin", "in_app"],
+      [staff.id, "user", "in_app"], [frontDesk.id, "user", "in_app"],
     ].sort());
     assert.equal(await unreadCount(staffApi), 0, "nothing lands before the worker delivers it");
 
-    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 4 }));
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 3 }));
+    assert.deepEqual((await inbox(adminApi)).data, [], "an admin gets no check-in alert");
+    assert.deepEqual((await inbox(t.ownerClient)).data, [], "nor does the owner");
     const guestName = `${stay.guest.firstName} ${stay.guest.lastName}`;
-    for (const [who, api] of [[staff, staffApi], [admin, adminApi], [t.owner, t.ownerClient]] as [TestUser, Client][]) {
+    for (const [who, api] of [[staff, staffApi], [frontDesk, frontDeskApi]] as [TestUser, Client][]) {
       const page = await inbox(api);
       assert.equal(page.data.length, 1, `${who.email} has one message`);
       const [message] = page.data;
@@ -148,7 +143,7 @@ Deno.test("a check-in reaches every member in-app, as user or admin; the inbox l
 
     // One read, then all read; marks stick and are only the caller's.
     const [staffMessage] = (await inbox(staffApi)).data;
-    const [adminMessage] = (await inbox(adminApi)).data;
+    const [otherMessage] = (await inbox(frontDeskApi)).data;
     const read = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`), 200);
     assert.ok(read.readAt);
     const again = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`), 200);
@@ -156,12 +151,13 @@ Deno.test("a check-in reaches every member in-app, as user or admin; the inbox l
     assert.equal(await unreadCount(staffApi), 0);
     assert.deepEqual((await inbox(staffApi, "?unread=true")).data, []);
     // Someone else's message is not the staff member's to see or mark.
-    assert.equal((await staffApi.post(`/inbox/${adminMessage!.id}/read`)).status, 404);
-    assert.equal(await unreadCount(adminApi), 1);
-    const all = await expectStatus<{ marked: number }>("POST", "/v1/inbox/read-all", await adminApi.post("/inbox/read-all"), 200);
+    assert.equal((await staffApi.post(`/inbox/${otherMessage!.id}/read`)).status, 404);
+    assert.equal(await unreadCount(frontDeskApi), 1);
+    const all = await expectStatus<{ marked: number }>("POST", "/v1/inbox/read-all", await frontDeskApi.post("/inbox/read-all"), 200);
     assert.equal(all.marked, 1);
-    assert.equal(await unreadCount(adminApi), 0);
-    assert.equal(await unreadCount(t.ownerClient), 1, "the owner's stays unread");
+    assert.equal(await unreadCount(frontDeskApi), 0);
+    const none = await expectStatus<{ marked: number }>("POST", "/v1/inbox/read-all", await staffApi.post("/inbox/read-all"), 200);
+    assert.equal(none.marked, 0, "nothing left unread for the first");
 
     // A run with nothing new delivers nothing twice.
     assert.deepEqual(await runWorker(), summary({}));
@@ -170,7 +166,7 @@ Deno.test("a check-in reaches every member in-app, as user or admin; the inbox l
 
 Deno.test("a check-in reaches a subscribed member's browser by Web Push: VAPID-signed, and the payload decrypts with the browser's keys", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("check-in-push");
     const staff = await memberOf(t, "staff");
     const staffApi = client(staff, t.tenantId);
@@ -182,7 +178,7 @@ Deno.test("a check-in reaches a subscribed member's browser by Web Push: VAPID-s
     assert.deepEqual(pushes.map((n) => [n.recipientId, n.recipientType, n.templateKey]), [[staff.id, "user", "check_in_alerts"]],
       "push only for the member who subscribed");
 
-    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 4 }));
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 3 }));
     const received = await pushService.messages(token);
     assert.equal(received.length, 1, "one push");
     assert.equal(received[0]!.contentEncoding, "aes128gcm");
@@ -201,7 +197,7 @@ Deno.test("a check-in reaches a subscribed member's browser by Web Push: VAPID-s
 
 Deno.test("a push subscription its service calls gone (410) is removed and the push skipped; 429 is retried later", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("push-gone");
     const staff = await memberOf(t, "staff");
     const staffApi = client(staff, t.tenantId);
@@ -220,7 +216,7 @@ Deno.test("a push subscription its service calls gone (410) is removed and the p
     await pushService.script(throttled.token, { status: 429, headers: { "retry-after": "120" }, body: "" });
     const second = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, second.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 3, retried: 1 }));
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, retried: 1 }));
     const [waiting] = (await fannedOut(t.ownerClient, second.reservation.id)).filter((n) => n.channel === "push");
     assert.equal(waiting!.status, "pending");
     const [job] = await jobsFor(sql, waiting!.id);
@@ -238,7 +234,7 @@ async function tonightAfterTheHour(sql: postgres.Sql, zone: string): Promise<Dat
 
 Deno.test("the nightly summary: one email per owner and admin with the night's figures, and never a second for the same night", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("nightly");
     const admin = await memberOf(t, "admin");
     await memberOf(t, "staff");
@@ -280,7 +276,7 @@ Deno.test("the nightly summary: one email per owner and admin with the night's f
 
 Deno.test("preferences skip each channel at delivery: sms, in_app, push and email", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("skips");
     const staff = await memberOf(t, "staff");
     const staffApi = client(staff, t.tenantId);
@@ -295,7 +291,7 @@ Deno.test("preferences skip each channel at delivery: sms, in_app, push and emai
     ] as const) {
       await setPreference(api, { templateKey, channel, enabled: false });
     }
-    assert.deepEqual(await runWorker(), summary({ read: 5, skipped: 5 }));
+    assert.deepEqual(await runWorker(), summary({ read: 4, skipped: 4 }));
     for (const n of await fannedOut(api, stay.reservation.id)) {
       assert.equal(n.status, "skipped", `${n.templateKey} by ${n.channel}`);
       assert.equal(n.statusReason, `the tenant opted out of ${n.templateKey} by ${n.channel}`);
@@ -308,7 +304,7 @@ Deno.test("preferences skip each channel at delivery: sms, in_app, push and emai
 
 Deno.test("a notification that fails for good leaves a system notice in the owners' and admins' inboxes, not staff's", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
-    await clearDoubles(sql);
+    await drainQueue(sql);
     const t = await tenant("system-notice");
     const staff = await memberOf(t, "staff");
     const api = t.ownerClient;
@@ -317,7 +313,7 @@ Deno.test("a notification that fails for good leaves a system notice in the owne
     // The SMS provider refuses the number for good.
     await sms.script({ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number." } });
     await stepReservation(api, stay.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 3, failed: 1 }));
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, failed: 1 }));
 
     const notices = (await listNotifications(api, "?templateKey=delivery_failed")).data;
     assert.equal(notices.length, 1);

@@ -114,7 +114,7 @@ Deno.test("GET /v1/notifications: filters by status, templateKey (one or several
     assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3 });
   }));
 
-Deno.test("GET /v1/notifications: 400 for a bad filter or page, an event template key only, an unknown parameter", () =>
+Deno.test("GET /v1/notifications: 400 for a bad filter or page, a notification's template key only, an unknown parameter", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("notifications-400");
     const cases: [string, string][] = [
@@ -124,8 +124,8 @@ Deno.test("GET /v1/notifications: 400 for a bad filter or page, an event templat
       ["status=pending,bogus", "status.1"],
       ["status=pending&status=sent", "status"],
       ["templateKey=welcome", "templateKey.0"],
-      // A preference key of the settings screen is no notification's template.
-      ["templateKey=checkin_reminder,check_in_alerts", "templateKey.1"],
+      // A preference under which nothing is sent is no notification's template.
+      ["templateKey=checkin_reminder,marketing_emails", "templateKey.1"],
       ["reservationId=not-a-uuid", "reservationId"],
       // A status is no delivery state: sent stays the status, delivered is what followed.
       ["deliveryState=sent", "deliveryState.0"],

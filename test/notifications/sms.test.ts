@@ -1,7 +1,7 @@
 // SMS through the notifications worker and the SMS provider double
-// (local/sms-capture, Twilio's Messages API). No domain event enqueues an sms notification, so each
-// test enqueues an sms notification directly, as the admin connection: the row and its
-// job, as private.enqueue_notification does for email.
+// (local/sms-capture, Twilio's Messages API). Each test enqueues an sms notification
+// directly, as the admin connection: the row and its job, as the fan-out does where the
+// tenant opted in (channels.test.ts tests the fan-out itself).
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, withFixture } from "../support/api.ts";
@@ -9,6 +9,7 @@ import { createGuest, createProperty, createReservation, createUnit, type Guest,
 import {
   deliveryColumns,
   drainQueue,
+  expectFailureNoticed,
   jobsFor,
   listPreferences,
   mail,
@@ -23,6 +24,7 @@ import {
 } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
 import { smsCallbackUrl } from "../support/webhooks.ts";
+import { smsSegments } from "../../src/notifications/sms-text.ts";
 
 const PHONE = "+351912345678";
 
@@ -93,14 +95,16 @@ async function expectTexted(sql: postgres.Sql, api: Client, stay: SmsStay, pendi
   assert.equal(message!.params.From, stack.notifications.sms.fromNumber);
   const body = message!.params.Body!;
   assert.ok(body.includes(stay.property.name) && body.includes(stay.reservation.confirmationCode), body);
-  assert.ok(body.startsWith("Hi Ana,\n"));
+  // The template's own short text, in one segment, not the email's.
+  assert.ok(body.startsWith(`${stay.property.name}: welcome, Ana!`), body);
+  assert.deepEqual([smsSegments(body).encoding, smsSegments(body).segments], ["GSM-7", 1]);
   assert.ok(message!.sid?.startsWith("SM"));
 
   const sent = await readNotification(api, pending.id);
   assert.ok(sent.sentAt);
   assert.deepEqual(sent, {
     ...pending,
-    subject: `Welcome to ${stay.property.name}, Ana`,
+    subject: null,
     body,
     status: "sent",
     statusReason: null,
@@ -224,6 +228,7 @@ Deno.test("wrong SMS credentials: the provider answers 401 and the notification 
     assert.deepEqual(refused.logs.map((line) => [line.level, line.fields?.notificationId]), [["error", wrongToken.id]]);
     assert.deepEqual((await sms.requests()).map((attempt) => attempt.status), [401]);
     assert.deepEqual(await sms.messages(), []);
+    await expectFailureNoticed(t.ownerClient, wrongToken.id);
 
     await sms.clear();
     const noNumber = await pendingSms(t.ownerClient, await enqueueReminder(sql, t.tenantId, stay), stay, t.tenantId);
@@ -236,7 +241,7 @@ Deno.test("wrong SMS credentials: the provider answers 401 and the notification 
     assert.deepEqual(await sms.requests(), []);
   }));
 
-Deno.test("push and in_app notifications: no provider delivers them, so they are skipped with the reason", () =>
+Deno.test("push and in_app notifications to a guest: a guest has no inbox or browser here, so they are skipped with the reason", () =>
   withFixture(async ({ sql, tenant }) => {
     await drainQueue(sql);
     const t = await tenant("other-channels");
@@ -248,7 +253,7 @@ Deno.test("push and in_app notifications: no provider delivers them, so they are
     assert.deepEqual(await runWorker(), summary({ read: 2, skipped: 2 }));
     for (const [channel, id] of Object.entries(ids)) {
       const skipped = await readNotification(t.ownerClient, id);
-      assert.deepEqual([skipped.channel, skipped.status, skipped.statusReason], [channel, "skipped", `no provider delivers the ${channel} channel`]);
+      assert.deepEqual([skipped.channel, skipped.status, skipped.statusReason], [channel, "skipped", `a guest is not reached by ${channel}`]);
     }
     assert.deepEqual(await sms.requests(), []);
     assert.deepEqual(await mail.requests(), []);

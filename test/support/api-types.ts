@@ -1522,16 +1522,20 @@ export interface components {
             id: string;
             /** Format: uuid */
             tenantId: string;
+            /** @description The guest or member it is for; null for a system notification. */
             recipientId: string | null;
-            /** @enum {string} */
+            /**
+             * @description guest: a guest; user: a staff member; admin: an owner or admin; system: no human recipient (a notice for the tenant's owners and admins, in their inboxes).
+             * @enum {string}
+             */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
-            /** @description Null until the notification is rendered. */
+            /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
             subject: string | null;
-            /** @description The rendered plain-text body; empty until rendered. */
+            /** @description The rendered plain-text body (for SMS, the text sent); empty until rendered. */
             body: string;
             /** @enum {string} */
             status: "pending" | "sent" | "failed" | "skipped";
@@ -1560,16 +1564,20 @@ export interface components {
             id: string;
             /** Format: uuid */
             tenantId: string;
+            /** @description The guest or member it is for; null for a system notification. */
             recipientId: string | null;
-            /** @enum {string} */
+            /**
+             * @description guest: a guest; user: a staff member; admin: an owner or admin; system: no human recipient (a notice for the tenant's owners and admins, in their inboxes).
+             * @enum {string}
+             */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
-            /** @description Null until the notification is rendered. */
+            /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
             subject: string | null;
-            /** @description The rendered plain-text body; empty until rendered. */
+            /** @description The rendered plain-text body (for SMS, the text sent); empty until rendered. */
             body: string;
             /** @enum {string} */
             status: "pending" | "sent" | "failed" | "skipped";
@@ -1617,7 +1625,7 @@ export interface components {
         };
         NotificationPreference: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description false opts the tenant out; a pair without a row is enabled. */
@@ -1627,7 +1635,7 @@ export interface components {
         };
         NotificationPreferenceSet: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             enabled: boolean;

@@ -10,6 +10,7 @@ import { type Fate, type ReportPost, type ScriptedResponse, sleep } from "../../
 import { createPool } from "../../src/db/pool.ts";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 import { createSmsAdapter, type SmsSettings } from "../../src/notifications/sms.ts";
+import { pushService, stackPushSender } from "./push.ts";
 import {
   defaultWorkerSettings,
   QUEUE,
@@ -64,6 +65,19 @@ export async function checkedIn(api: Client): Promise<{ stay: Stay; pending: Not
   const pending = await notificationFor(api, stay.reservation.id, "checkin_reminder");
   assert.equal(pending.status, "pending");
   return { stay, pending };
+}
+
+// A notification that ended failed left one system notice (`delivery_failed`, nobody's
+// but the tenant's), which the next run lands in the owners' inboxes, pointing at it; then
+// nothing is left to run. `owner` is an owner's client in the tenant.
+export async function expectFailureNoticed(owner: Client, failedId: string): Promise<void> {
+  const notices = (await listNotifications(owner, "?templateKey=delivery_failed&status=pending")).data;
+  assert.equal(notices.length, 1, `one pending system notice: ${JSON.stringify(notices)}`);
+  assert.deepEqual([notices[0]!.recipientType, notices[0]!.recipientId, notices[0]!.channel], ["system", null, "in_app"]);
+  assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "the notice is delivered");
+  const inbox = await listPage<Schemas["InboxMessage"]>(owner, "/v1/inbox", "?templateKey=delivery_failed");
+  assert.deepEqual(inbox.data.map((message) => [message.notificationId, message.url]), [[notices[0]!.id, `/notifications/${failedId}`]]);
+  assert.deepEqual(await runWorker(), summary({}), "and nothing more");
 }
 
 // ---------------------------------------------------------------- the worker
@@ -146,6 +160,7 @@ export async function runWorkerInProcess(change: {
           ...settings.sms, baseUrl: stack.smsUrl, statusCallbackUrl: `${stack.apiUrl}/functions/v1/api/v1/webhooks/sms`,
           timeoutMs: 10_000, ...change.sms, fetch, now: Date.now,
         }),
+        push: stackPushSender(),
       },
       settings: {
         ...defaultWorkerSettings,
@@ -183,7 +198,7 @@ export async function runWorkerUntilRead(timeoutMs: number, everyMs = 100): Prom
 // Empties the queue before a scenario: a job left behind by another test (a retry
 // waiting for its backoff, a job whose tenant is gone) is made visible and the worker
 // runs until it reads nothing, so no leftover consumes a scripted answer or shows up
-// in a run's summary. Then both capture servers forget everything.
+// in a run's summary. Then the capture servers forget everything.
 export async function drainQueue(sql: postgres.Sql): Promise<void> {
   await sql`select pgmq.set_vt(${QUEUE}, msg_id, 0) from pgmq.q_notifications where vt > clock_timestamp()`;
   for (let run = 0; ; run++) {
@@ -194,6 +209,7 @@ export async function drainQueue(sql: postgres.Sql): Promise<void> {
   assert.equal(left!.count, 0, "the queue is empty after draining");
   await mail.clear();
   await sms.clear();
+  await pushService.clear();
 }
 
 // The queue's jobs for one notification, as the admin connection sees them.

@@ -3,6 +3,7 @@ import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
+import { createPushSender, endpointPolicyFromEnv, vapidSettingsFromEnv } from "../../../src/notifications/push.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";
 import { defaultWorkerSettings, runWorker } from "../../../src/notifications/worker.ts";
 import { createWorkerHandler } from "../../../src/notifications/worker-handler.ts";
@@ -42,6 +43,16 @@ const adapters = {
     fetch,
     now,
   }),
+  push: createPushSender({
+    vapid: vapidSettingsFromEnv((name) => Deno.env.get(name)),
+    ...endpointPolicyFromEnv((name) => Deno.env.get(name)),
+    // A check-in alert is news for the shift that sees it: a browser offline for longer
+    // than this does not get it later.
+    ttlSeconds: 4 * 3600,
+    timeoutMs: 10_000,
+    fetch,
+    now,
+  }),
 };
 
 const settings = {
@@ -55,6 +66,7 @@ const settings = {
 jsonLogger.info("the notifications worker is serving", {
   email: adapters.email.disabledReason ?? "enabled",
   sms: adapters.sms.disabledReason ?? "enabled",
+  push: adapters.push.disabledReason ?? "enabled",
   maxAttempts: settings.maxAttempts,
   retryBaseSeconds: settings.baseDelaySeconds,
   retryMaxSeconds: settings.maxDelaySeconds,
