@@ -13,6 +13,7 @@ import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
 import { guestEndpoints } from "./guests/handlers.ts";
+import { inboxEndpoints } from "./inbox/handlers.ts";
 import { notificationEndpoints } from "./notifications/handlers.ts";
 import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
@@ -52,6 +53,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...accessCodeEndpoints(scope),
     ...taskEndpoints(scope),
     ...notificationEndpoints(scope),
+    ...inboxEndpoints(scope),
     ...apiKeyEndpoints(scope),
     ...externalEndpoints(createIntegrationScope({ db: deps.db })),
     ...webhookEndpoints({ db: deps.db, settings: deps.webhooks, now: deps.now, logger: deps.logger }),

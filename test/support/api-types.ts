@@ -744,6 +744,74 @@ export interface paths {
         patch: operations["setNotificationPreference"];
         trace?: never;
     };
+    "/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own inbox in the tenant, newest first; filter by unread and template. */
+        get: operations["listInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/unread-count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many of the caller's messages in the tenant are unread, for a badge. */
+        get: operations["countUnreadInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one of the caller's messages read. Marking it again changes nothing: readAt stays the first time. Another user's message answers as an unknown one (404). */
+        post: operations["markInboxMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark every unread message of the caller in the tenant read. */
+        post: operations["markAllInboxMessagesRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1631,6 +1699,35 @@ export interface components {
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             enabled: boolean;
+        };
+        /** @description One message of the caller's inbox in the tenant. */
+        InboxMessage: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The in_app notification that delivered it.
+             */
+            notificationId: string;
+            /** @enum {string} */
+            templateKey: "check_in_alerts" | "delivery_failed";
+            title: string;
+            /** @description Plain text. */
+            body: string;
+            /** @description Where in a client app the message leads, a path such as /reservations/<id>; null when it leads nowhere. */
+            url: string | null;
+            /** @description When the caller first marked it read; null while unread. */
+            readAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        InboxUnreadCount: {
+            /** @description The caller's unread messages in the tenant. */
+            unread: number;
+        };
+        InboxMarkedRead: {
+            /** @description How many unread messages this call marked read (0 when none were). */
+            marked: number;
         };
         ApiKey: {
             /** Format: uuid */
@@ -9058,6 +9155,328 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listInboxMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description true: only unread messages; false: only read ones. */
+                unread?: "true" | "false";
+                templateKey?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of inbox messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InboxMessage"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    countUnreadInboxMessages: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxUnreadCount"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    markInboxMessageRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Marked read (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMessage"];
+                };
+            };
+            /** @description Marked read. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    markAllInboxMessagesRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were marked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMarkedRead"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
                     };
                 };
             };

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { type Client, expectStatus, listPage, representation, type Schemas, type TenantFixture, unique } from "./api.ts";
 import type { Fixture } from "./api.ts";
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
+import { deliverToInbox } from "./inbox.ts";
 import { issueApiKey } from "./integration.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { TestUser } from "./session.ts";
@@ -168,6 +169,9 @@ export async function world(fixture: Fixture): Promise<World> {
   const notices = await listPage<Schemas["Notification"]>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
   assert.ok(notices.data[0], "the door code's notification");
   const notification = notices.data[0].id;
+  // A message in the staff member's inbox: only its own user may mark it, so the sweep that
+  // acts as staff can, and every other caller gets the 404 of an unknown message.
+  const inboxMessage = (await deliverToInbox(fixture.sql, a.tenantId, staff.id)).id;
 
   return {
     a,
@@ -182,7 +186,7 @@ export async function world(fixture: Fixture): Promise<World> {
       byCollection: {
         properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
-        notifications: notification, "api-keys": apiKey.id,
+        notifications: notification, "api-keys": apiKey.id, inbox: inboxMessage,
       },
     },
     bodies: bodiesFor({
