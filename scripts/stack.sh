@@ -38,6 +38,9 @@ NOTIFICATIONS_FROM_NAME="PMS local"
 NOTIFICATIONS_RETRY_BASE_SECONDS=1
 NOTIFICATIONS_RETRY_MAX_SECONDS=30
 WORKER_EVERY_SECONDS=10
+# Push subscriptions may point at this machine: the local stand-in for a push service is
+# on loopback (src/push/settings.ts). Never set where the api function serves real users.
+PUSH_ALLOW_LOOPBACK_ENDPOINTS=true
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
 # hand, else a git checkout of the same commit. The binary is cached by that checksum.
@@ -280,7 +283,8 @@ ensure_cluster() {
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
-  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS)
+  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS
+  PUSH_ALLOW_LOOPBACK_ENDPOINTS)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
 # API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
@@ -562,6 +566,7 @@ function_env() {
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
+    PUSH_ALLOW_LOOPBACK_ENDPOINTS="$PUSH_ALLOW_LOOPBACK_ENDPOINTS"
   )
 }
 
