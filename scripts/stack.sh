@@ -40,6 +40,9 @@ NOTIFICATIONS_RETRY_MAX_SECONDS=30
 # The push channel's contact for the push services (the VAPID JWT's sub, RFC 8292): a
 # mailto: or https: URL. Its key pair is made once per stack, with the other keys.
 VAPID_SUBJECT=mailto:push@pms.test
+# Push subscriptions may point at loopback http: the local push double. Never set where real
+# users subscribe (src/notifications/push.ts, src/push/settings.ts).
+PUSH_ALLOW_LOOPBACK_HTTP=true
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
@@ -283,7 +286,8 @@ ensure_cluster() {
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
-  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT)
+  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
+  PUSH_ALLOW_LOOPBACK_HTTP)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
 # API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
@@ -574,7 +578,7 @@ function_env() {
     SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     VAPID_PUBLIC_KEY="$VAPID_PUBLIC_KEY" VAPID_PRIVATE_KEY="$VAPID_PRIVATE_KEY" VAPID_SUBJECT="$VAPID_SUBJECT"
-    PUSH_ALLOW_LOOPBACK_HTTP=true
+    PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )

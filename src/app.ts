@@ -13,9 +13,12 @@ import { healthEndpoints } from "./health/handlers.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
 import { guestEndpoints } from "./guests/handlers.ts";
+import { inboxEndpoints } from "./inbox/handlers.ts";
 import { notificationEndpoints } from "./notifications/handlers.ts";
 import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
+import { pushEndpoints } from "./push/handlers.ts";
+import type { PushSettings } from "./push/settings.ts";
 import { ratePlanEndpoints } from "./rate-plans/handlers.ts";
 import { reservationEndpoints } from "./reservations/handlers.ts";
 import { taskEndpoints } from "./tasks/handlers.ts";
@@ -32,6 +35,9 @@ export type ApiDependencies = {
   verifyAccessToken: AccessTokenVerifier;
   // The providers' delivery reports: their keys and the function's public URL.
   webhooks: WebhookSettings;
+  // Web Push: the VAPID public key browsers subscribe with, and whether a subscription may
+  // point at this machine (a local stand-in for a push service).
+  push: PushSettings;
   // Milliseconds.
   now: () => number;
   logger: Logger;
@@ -52,6 +58,8 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...accessCodeEndpoints(scope),
     ...taskEndpoints(scope),
     ...notificationEndpoints(scope),
+    ...inboxEndpoints(scope),
+    ...pushEndpoints(scope, deps.push),
     ...apiKeyEndpoints(scope),
     ...externalEndpoints(createIntegrationScope({ db: deps.db })),
     ...webhookEndpoints({ db: deps.db, settings: deps.webhooks, now: deps.now, logger: deps.logger }),

@@ -51,6 +51,11 @@ export const problemTypes = {
     status: 404, title: "Not found",
     meaning: "An unknown route, or no such resource in this tenant (another tenant's id answers the same).",
   },
+  "push-not-configured": {
+    status: 404, title: "Push not configured",
+    meaning: "This deployment sends no Web Push (it has no VAPID key): offer no push notifications; the in-app inbox " +
+      "still works. Not transient: an operator sets the key.",
+  },
   "method-not-allowed": { status: 405, title: "Method not allowed", meaning: "A known path with another method; `Allow` lists the methods." },
   "unit-already-booked": {
     status: 409, title: "Unit already booked",

@@ -28,12 +28,15 @@ export function wantsRepresentation(request: Request): boolean {
 // The status says whether a body follows, as OData's rule for Prefer does: without one a
 // write answers 204 (with Location when it created something); with the resource, 201 for
 // a creation and 200 for a change. One status, one shape, so the document can say which.
+// `location` names the resource of a change that may also have been a creation (a
+// registration that refreshed an existing one), so that both answers carry it.
 export function written(
   request: Request,
   resource: unknown,
-  options: { created?: { location: string } } = {},
+  options: { created?: { location: string }; location?: string } = {},
 ): Response {
-  const location: Record<string, string> = options.created ? { location: options.created.location } : {};
+  const at = options.created?.location ?? options.location;
+  const location: Record<string, string> = at === undefined ? {} : { location: at };
   if (wantsRepresentation(request)) {
     return representation(resource, options.created ? 201 : 200, {
       "preference-applied": "return=representation",

@@ -139,6 +139,9 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+// A query string carries text; only these two spellings are a boolean filter.
+export const queryBoolean = z.enum(["true", "false"]).transform((value) => value === "true");
+
 // A comma-separated filter value, like status=pending,confirmed; spaces around a value are
 // ignored. The document states the rule as a pattern; the server checks each value itself,
 // so the error names the one that is wrong (status.1). test/http/openapi-exact.unit.test.ts

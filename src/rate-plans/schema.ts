@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, domainRule, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, text, timestamp } from "../http/schemas.ts";
+import { currency, domainRule, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, queryBoolean, text, timestamp } from "../http/schemas.ts";
 
 export const cancellationPolicies = ["flexible", "moderate", "strict", "non_refundable"] as const;
 
@@ -76,11 +76,8 @@ export const ratePlan = z.object({
   updatedAt: timestamp,
 }).meta({ id: "RatePlan" });
 
-// A query string carries text; only these two spellings are a boolean.
-const booleanText = z.enum(["true", "false"]).transform((value) => value === "true");
-
 export const listRatePlansQuery = z.strictObject({
   ...pageQuery,
   propertyId: id.optional(),
-  active: booleanText.optional(),
+  active: queryBoolean.optional(),
 });

@@ -1,7 +1,8 @@
 // The data the fuzzer (scripts/fuzz.sh) works in: a tenant of its own, with a property,
 // a unit, a rate plan, a guest, reservations in every open status, an access code, a
 // payment link, a task and an API key for the property (with a rate limit no run reaches,
-// so that its requests reach the routes), and two users: the tenant's
+// so that its requests reach the routes), a message in the admin's inbox and a browser of
+// the admin's subscribed to push, and two users: the tenant's
 // owner, who only sets it up, and the admin the fuzzer signs in as. An admin may do
 // everything a manager does except delete the tenant or change its owner, so nothing the
 // fuzzer sends can take away the ground it stands on.
@@ -12,7 +13,9 @@
 //   setup.ts DICTIONARY_DIR
 import { addMember, client, createTenantAs, expectStatus, representation, type Schemas } from "../support/api.ts";
 import { addDays, createStay, reservationIn } from "../support/domain.ts";
+import { deliverToInbox } from "../support/inbox.ts";
 import { issueApiKey } from "../support/integration.ts";
+import { browserSubscription, register } from "../support/push.ts";
 import { adminSql, createUser } from "../support/session.ts";
 
 const [dictionaries] = Deno.args;
@@ -42,7 +45,9 @@ const key = await issueApiKey(asOwner, stay.property.id);
 // behind the limit. An operator raises a key's limit so.
 const sql = adminSql();
 await sql`update public.api_keys set rate_limit = 1000000 where id = ${key.id}`;
+const message = await deliverToInbox(sql, tenantId, admin.id);
 await sql.end();
+const subscription = await register(client(admin, tenantId), await browserSubscription(), 201);
 
 const ids: Record<string, string[]> = {
   properties: [place.propertyId],
@@ -53,6 +58,8 @@ const ids: Record<string, string[]> = {
   "access-codes": [code.id],
   "payment-links": [link.id],
   tasks: [task.id],
+  inbox: [message.id],
+  "push-subscriptions": [subscription.id],
   users: [owner.id, admin.id],
 };
 ids.all = Object.values(ids).flat();

@@ -18,7 +18,7 @@ import {
   sms,
   summary,
 } from "../support/notifications.ts";
-import { decryptPush, newBrowserSubscription, pushService } from "../support/push.ts";
+import { decryptPush, newBrowserSubscription, pushService, register } from "../support/push.ts";
 import { smsSegments } from "../../src/notifications/sms-text.ts";
 import type { TestUser } from "../support/session.ts";
 
@@ -54,8 +54,7 @@ async function unreadCount(api: Client): Promise<number> {
 async function subscribeBrowser(api: Client) {
   const { token, endpoint } = pushService.endpoint();
   const browser = newBrowserSubscription(endpoint);
-  const response = await api.post("/push/subscriptions", browser.subscription);
-  const stored = await expectStatus<Schemas["PushSubscription"]>("POST", "/v1/push/subscriptions", response, 201);
+  const stored = await register(api, browser.subscription, 201);
   return { token, browser, stored };
 }
 

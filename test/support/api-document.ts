@@ -23,6 +23,7 @@ export async function apiDocumentText(): Promise<string> {
     identity: unused("identity provider"),
     verifyAccessToken: unused("token verifier"),
     webhooks: unused("webhook settings"),
+    push: unused("push settings"),
     now: unused("clock"),
     logger: {
       error: (message, fields) => {

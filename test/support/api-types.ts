@@ -744,6 +744,133 @@ export interface paths {
         patch: operations["setNotificationPreference"];
         trace?: never;
     };
+    "/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own inbox in the tenant, newest first; filter by unread and template. */
+        get: operations["listInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/unread-count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many of the caller's messages in the tenant are unread, for a badge. */
+        get: operations["countUnreadInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one of the caller's messages read. Marking it again changes nothing: readAt stays the first time. Another user's message answers as an unknown one (404). */
+        post: operations["markInboxMessageRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inbox/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark every unread message of the caller in the tenant read. */
+        post: operations["markAllInboxMessagesRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/public-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The VAPID public key a browser subscribes with (pushManager.subscribe's applicationServerKey).
+         * @description The same for every tenant. A deployment without a VAPID key sends no Web Push and answers 404 `urn:pms:problem:push-not-configured`: a client then offers no push notifications (the inbox still works).
+         */
+        get: operations["getPushPublicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own browsers subscribed in the tenant, newest first. */
+        get: operations["listPushSubscriptions"];
+        put?: never;
+        /**
+         * Register the caller's browser for the tenant's push notifications: send its PushSubscription.toJSON() as it is.
+         * @description An endpoint is one browser profile. Registering one already registered in the tenant, by the caller or by whoever used the browser before, refreshes its keys, expiry and user agent and makes it the caller's (its id stays); that answers 200 under Prefer: return=representation, where a new one answers 201. The User-Agent header is kept with it.
+         */
+        post: operations["registerPushSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one of the caller's push subscriptions; another member's answers as an unknown one. */
+        get: operations["getPushSubscription"];
+        put?: never;
+        post?: never;
+        /** Unsubscribe one of the caller's browsers; another member's answers as an unknown one. */
+        delete: operations["deletePushSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -931,7 +1058,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -1639,6 +1766,68 @@ export interface components {
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             enabled: boolean;
+        };
+        /** @description One message of the caller's inbox in the tenant. */
+        InboxMessage: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The in_app notification that delivered it.
+             */
+            notificationId: string;
+            /** @enum {string} */
+            templateKey: "check_in_alerts" | "delivery_failed";
+            title: string;
+            /** @description Plain text. */
+            body: string;
+            /** @description Where in a client app the message leads, a path such as /reservations/<id>; null when it leads nowhere. */
+            url: string | null;
+            /** @description When the caller first marked it read; null while unread. */
+            readAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        InboxUnreadCount: {
+            /** @description The caller's unread messages in the tenant. */
+            unread: number;
+        };
+        InboxMarkedRead: {
+            /** @description How many unread messages this call marked read (0 when none were). */
+            marked: number;
+        };
+        PushPublicKey: {
+            /** @description The VAPID public key (RFC 8292), base64url of the uncompressed P-256 point, to give pushManager.subscribe() as applicationServerKey. */
+            publicKey: string;
+        };
+        /** @description One browser of the caller's that receives the tenant's push notifications. */
+        PushSubscription: {
+            /** Format: uuid */
+            id: string;
+            endpoint: string;
+            /** @description When the push service will end it, if it said. */
+            expiresAt: string | null;
+            /** @description The User-Agent it was registered with, to tell a member's browsers apart. */
+            userAgent: string | null;
+            /** @description When its push service last accepted a push for it. */
+            lastAcceptedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description A browser's PushSubscription as its toJSON() gives it. */
+        PushSubscriptionRegistration: {
+            /** @description The URL of the browser's push service. It must be https, name its host by name (not an IP address) and carry no user name or password; one on this machine (localhost, 127.0.0.0/8, ::1) is refused unless the deployment allows loopback endpoints. Those rules answer 422; a string that is not an http(s) URL of visible ASCII characters answers 400. */
+            endpoint: string;
+            /** @description When the push service will end the subscription, in milliseconds since 1970-01-01 UTC; null or absent when it did not say. */
+            expirationTime?: number | null;
+            keys: {
+                /** @description The browser's public key (RFC 8291): base64url of the uncompressed P-256 point, 65 bytes starting with 0x04. One of that form that is not on the curve answers 422. */
+                p256dh: string;
+                /** @description The browser's authentication secret (RFC 8291): base64url of 16 bytes. */
+                auth: string;
+            };
         };
         ApiKey: {
             /** Format: uuid */
@@ -9066,6 +9255,784 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
                         type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listInboxMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description true: only unread messages; false: only read ones. */
+                unread?: "true" | "false";
+                templateKey?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of inbox messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["InboxMessage"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    countUnreadInboxMessages: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxUnreadCount"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    markInboxMessageRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Marked read (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMessage"];
+                };
+            };
+            /** @description Marked read. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    markAllInboxMessagesRead: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were marked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxMarkedRead"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getPushPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushPublicKey"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description `urn:pms:problem:push-not-configured`: this deployment sends no Web Push (no VAPID key is set). Not transient: do not offer push notifications. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:push-not-configured";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listPushSubscriptions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of push subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PushSubscription"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    registerPushSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Kept with the subscription (its first 500 characters, without control characters), to tell a member's browsers apart. */
+                "User-Agent"?: string;
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushSubscriptionRegistration"];
+            };
+        };
+        responses: {
+            /** @description The endpoint was registered already: refreshed, and now the caller's (Prefer: return=representation). */
+            200: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"];
+                };
+            };
+            /** @description Registered a new subscription (Prefer: return=representation). */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"];
+                };
+            };
+            /** @description Registered. The body is empty; Location names the subscription. */
+            204: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `urn:pms:problem:unprocessable`: the endpoint is not one a push may go to (not https, an IP address, a user name or password, this machine), or keys.p256dh is not a point on the P-256 curve; `errors` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unprocessable";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getPushSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The push subscription. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscription"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deletePushSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
                     };
                 };
             };

@@ -8,6 +8,7 @@ import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../s
 import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool, fixedPool, type PoolMode } from "../../src/db/pool.ts";
+import type { PushSettings } from "../../src/push/settings.ts";
 import { functionsDatabase, stack } from "./stack.ts";
 
 export type AuthProcess = { url: string; stop(): Promise<void> };
@@ -100,6 +101,8 @@ export function apiWithAuthAt(
   authUrl: string,
   verifier: Partial<Pick<AccessTokenVerifierDeps, "jwtSecret" | "jwksCacheMaxAgeMs" | "jwksCooldownMs">> = {},
   database: { url: string; mode: PoolMode } = functionsDatabase(),
+  // No VAPID key and no loopback endpoints unless a test asks for them.
+  push: PushSettings = { vapidPublicKey: null, allowLoopbackPushEndpoints: false },
 ): InProcessApi {
   const sql = createPool(database.url, { max: 2, generatedTypes: true, mode: database.mode });
   const now = () => Date.now();
@@ -113,6 +116,7 @@ export function apiWithAuthAt(
       sendGridVerificationKey: null, sendGridToleranceSeconds: 300, smsAccountSid: null, smsAuthToken: null,
       publicUrl: `${stack.apiUrl}/functions/v1/api`,
     },
+    push,
     now,
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),

@@ -4,7 +4,8 @@ import type postgres from "postgres";
 
 const TABLES = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
   "payments", "payment_links", "tasks", "access_codes", "notifications", "notification_events", "notification_preferences",
-  "api_keys", "idempotency_keys"];
+  "api_keys", "idempotency_keys", "inbox_messages",
+  "push_subscriptions"];
 
 export async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
   const parts: string[] = [];

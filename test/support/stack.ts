@@ -26,6 +26,12 @@ function setting(name: string): string {
   return value;
 }
 
+// A setting the stack may not have (one another part of the stack adds when it runs it).
+function optionalSetting(name: string): string | null {
+  env ??= readStackEnv();
+  return env[name] || null;
+}
+
 // The URLs follow the stack's port base (PMS_PORT_BASE), so they are read, not written here.
 export const stack = {
   get apiUrl() {
@@ -90,6 +96,14 @@ export const stack = {
     get privateKey() {
       return setting("SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY");
     },
+  },
+  // Whether the api function takes push subscriptions whose endpoint is on this machine.
+  get pushAllowsLoopbackEndpoints() {
+    return setting("PUSH_ALLOW_LOOPBACK_HTTP") === "true";
+  },
+  // The VAPID public key the api function offers browsers; null when the stack gives it none.
+  get vapidPublicKey() {
+    return optionalSetting("VAPID_PUBLIC_KEY");
   },
   // What the notifications worker function runs with.
   notifications: {

@@ -4,10 +4,12 @@
 // with a request body and no entry in bodiesFor, a path parameter fill does not know,
 // or a new kind of access fails the sweep that meets it.
 import assert from "node:assert/strict";
-import { type Client, expectStatus, listPage, representation, type Schemas, type TenantFixture, unique } from "./api.ts";
+import { type Client, client, expectStatus, listPage, representation, type Schemas, type TenantFixture, unique } from "./api.ts";
 import type { Fixture } from "./api.ts";
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
+import { deliverToInbox } from "./inbox.ts";
 import { issueApiKey } from "./integration.ts";
+import { browserSubscription, register, type SubscriptionRegistration } from "./push.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { TestUser } from "./session.ts";
 
@@ -79,7 +81,7 @@ export function fill(template: string, ids: Ids): string {
 
 // A valid body per operation, so that no answer of a sweep can be a 400 about the body.
 export function bodiesFor(
-  f: { propertyId: string; unitId: string; guestId: string; ratePlanId: string; email: string },
+  f: { propertyId: string; unitId: string; guestId: string; ratePlanId: string; email: string; browser: SubscriptionRegistration },
 ): Record<string, unknown> {
   return {
     createTenant: { name: unique("Never created") },
@@ -108,6 +110,7 @@ export function bodiesFor(
     changeTaskStatus: { status: "in_progress" },
     setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
     createApiKey: { name: "Probe integration", propertyId: f.propertyId },
+    registerPushSubscription: f.browser,
     recordExternalPayment: { amount: 100, currency: "EUR", method: "card", externalReference: unique("probe") },
   };
 }
@@ -168,6 +171,11 @@ export async function world(fixture: Fixture): Promise<World> {
   const notices = await listPage<Schemas["Notification"]>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
   assert.ok(notices.data[0], "the door code's notification");
   const notification = notices.data[0].id;
+  // A message in the staff member's inbox: only its own user may mark it, so the sweep that
+  // acts as staff can, and every other caller gets the 404 of an unknown message.
+  const inboxMessage = (await deliverToInbox(fixture.sql, a.tenantId, staff.id)).id;
+  // The staff member's browser, for the same reason.
+  const subscription = (await register(client(staff, a.tenantId), await browserSubscription(), 201)).id;
 
   return {
     a,
@@ -182,11 +190,12 @@ export async function world(fixture: Fixture): Promise<World> {
       byCollection: {
         properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
-        notifications: notification, "api-keys": apiKey.id,
+        notifications: notification, "api-keys": apiKey.id, inbox: inboxMessage, subscriptions: subscription,
       },
     },
     bodies: bodiesFor({
       propertyId: property.id, unitId: unit.id, guestId: guest.id, ratePlanId: ratePlan.id, email: b.owner.email,
+      browser: await browserSubscription(),
     }),
     probes: await operations(),
   };

@@ -6,6 +6,7 @@ import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
+import { pushSettingsFrom } from "../../../src/push/settings.ts";
 
 const now = () => Date.now();
 const supabaseUrl = requireEnv("SUPABASE_URL");
@@ -38,6 +39,11 @@ if (!Number.isFinite(webhooks.sendGridToleranceSeconds) || webhooks.sendGridTole
   throw new Error("SENDGRID_WEBHOOK_TOLERANCE_SECONDS must be a number of seconds above 0");
 }
 
+// Web Push (src/push/handlers.ts): VAPID_PUBLIC_KEY, the key browsers subscribe with (unset:
+// GET /v1/push/public-key answers 404 push-not-configured), and PUSH_ALLOW_LOOPBACK_HTTP,
+// true only where a local stand-in for a push service runs (the local stack).
+const push = pushSettingsFrom((name) => Deno.env.get(name), jsonLogger);
+
 // A connection lost under postgres.js's own query must not end the function
 // (src/db/connection-loss.ts says how that happens).
 absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
@@ -62,6 +68,7 @@ const api = createApi({
     logger: jsonLogger,
   }),
   webhooks,
+  push,
   now,
   logger: jsonLogger,
 });
@@ -72,6 +79,8 @@ jsonLogger.info("the api function is serving", {
   sendGridWebhook: webhooks.sendGridVerificationKey ? "verifies signatures" : "no verification key: refuses every post",
   smsWebhook: webhooks.smsAuthToken && webhooks.smsAccountSid ? "verifies signatures" : "no auth token: refuses every callback",
   publicUrl: webhooks.publicUrl,
+  push: push.vapidPublicKey ? "offers its VAPID public key" : "no VAPID public key: push is not offered",
+  loopbackPushEndpoints: push.allowLoopbackPushEndpoints,
 });
 
 Deno.serve(api);
