@@ -143,9 +143,9 @@ Deno.test("a check-in reaches every staff member in-app (user), not owners or ad
     // One read, then all read; marks stick and are only the caller's.
     const [staffMessage] = (await inbox(staffApi)).data;
     const [otherMessage] = (await inbox(frontDeskApi)).data;
-    const read = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`), 200);
+    const read = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`, undefined, representation), 200);
     assert.ok(read.readAt);
-    const again = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`), 200);
+    const again = await expectStatus<InboxMessage>("POST", "/v1/inbox/{id}/read", await staffApi.post(`/inbox/${staffMessage!.id}/read`, undefined, representation), 200);
     assert.equal(again.readAt, read.readAt, "read once, at the first time");
     assert.equal(await unreadCount(staffApi), 0);
     assert.deepEqual((await inbox(staffApi, "?unread=true")).data, []);
