@@ -364,10 +364,12 @@ create policy "managers read nightly summaries" on public.nightly_summaries
 -- The local hour a night is summarised at, in each property's zone, and how long after
 -- it a run still sends that night's summary (a scheduler that was down for an hour still
 -- sends it; one down for a day does not send yesterday's the next afternoon).
+-- PL/pgSQL, as every private helper with a fixed search_path is: a SQL function with a SET
+-- clause is never inlined (supabase/tests/performance/helpers_keep_their_plans.test.sql).
 create or replace function private.nightly_summary_hour() returns interval
-language sql immutable set search_path = '' as $$ select interval '23 hours' $$;
+language plpgsql immutable set search_path = '' as $$ begin return interval '23 hours'; end $$;
 create or replace function private.nightly_summary_window() returns interval
-language sql immutable set search_path = '' as $$ select interval '12 hours' $$;
+language plpgsql immutable set search_path = '' as $$ begin return interval '12 hours'; end $$;
 
 -- One property's night, as the nightly_summary template reads it: the day's arrivals and
 -- departures (and how many of them happened), who is in house that night, the balances
@@ -375,10 +377,11 @@ language sql immutable set search_path = '' as $$ select interval '12 hours' $$;
 -- past due by the end of the day).
 create or replace function private.nightly_property_figures(tenant uuid, property uuid, night date)
 returns jsonb
-language sql stable
+language plpgsql stable
 set search_path = ''
 as $$
-  select jsonb_build_object(
+begin
+  return (select jsonb_build_object(
     'name', p.name, 'timezone', p.timezone, 'date', night,
     'arrivals', (select count(*) from public.reservations r where r.tenant_id = tenant and r.property_id = property
                    and r.check_in = night and r.status not in ('cancelled', 'no_show')),
@@ -404,7 +407,8 @@ as $$
                    and t.status in ('open', 'in_progress')
                    and t.due_at < ((night + 1)::timestamp at time zone p.timezone)))
   from public.properties p
-  where p.tenant_id = tenant and p.id = property
+  where p.tenant_id = tenant and p.id = property);
+end
 $$;
 revoke all on function private.nightly_property_figures(uuid, uuid, date) from public;
 

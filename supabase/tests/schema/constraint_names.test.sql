@@ -37,6 +37,7 @@ select results_eq(
             ('guests.guests_email_undeliverable_with_reason'),
             ('notifications.notifications_delivery_state_at_with_state'),
             ('notifications.notifications_delivery_state_only_when_sent'),
+            ('notifications.notifications_recipient_matches_type'),
             ('notifications.notifications_sent_at_exactly_when_sent'),
             ('payment_links.payment_links_expire_after_creation'),
             ('payments.payments_external_source_has_external_reference'),
