@@ -32,7 +32,8 @@ import { jwtVerify } from "jose";
 import { readFlags, requireFlag } from "../args.ts";
 import { isRecord, json, loggingCalls, type ScriptedResponse, sleep } from "../capture.ts";
 
-type Attempt = {
+// One push as recorded; test/support/push.ts reads these through /_capture.
+export type Attempt = {
   receivedAt: string;
   token: string;
   status: number;

@@ -259,15 +259,7 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
   if (loaded.kind === "push") return await decidePush(deps, job, loaded, errored);
 
   const adapter = loaded.kind === "email" ? deps.adapters.email : deps.adapters.sms;
-  const { disabledReason } = adapter;
-  if (disabledReason) {
-    return {
-      job,
-      outcome: "skipped",
-      change: { status: "skipped", status_reason: disabledReason },
-      log: () => deps.logger.warn(disabledReason, fields),
-    };
-  }
+  if (adapter.disabledReason) return skippedAsDisabled(deps, job, adapter.disabledReason);
 
   let rendered: { subject: string; html: string; text: string };
   try {
@@ -292,6 +284,17 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
     delivery = { outcome: "transient", reason: `the adapter threw: ${String(error)}`, retryAfterSeconds: null };
   }
   return settleDelivery(deps, job, attempt, content, delivery);
+}
+
+// A channel whose settings are missing sends nothing: each of its notifications is
+// skipped with the reason, which is also logged as a warning.
+function skippedAsDisabled(deps: WorkerDependencies, job: TenantJob, disabledReason: string): Settled {
+  return {
+    job,
+    outcome: "skipped",
+    change: { status: "skipped", status_reason: disabledReason },
+    log: () => deps.logger.warn(disabledReason, fieldsOf(job)),
+  };
 }
 
 // A provider's answer as the notification's change: accepted is sent; permanent, or
@@ -347,15 +350,7 @@ async function decidePush(
   errored: (error: unknown) => Settled,
 ): Promise<Settled> {
   const fields = fieldsOf(job);
-  const { disabledReason } = deps.adapters.push;
-  if (disabledReason) {
-    return {
-      job,
-      outcome: "skipped",
-      change: { status: "skipped", status_reason: disabledReason },
-      log: () => deps.logger.warn(disabledReason, fields),
-    };
-  }
+  if (deps.adapters.push.disabledReason) return skippedAsDisabled(deps, job, deps.adapters.push.disabledReason);
   let payload: string;
   let alert: Alert;
   try {

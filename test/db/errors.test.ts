@@ -52,8 +52,8 @@ Deno.test("a violated check is a 422: a column's check names the field, a rule a
       "expiresAt must be later than now.",
     ],
     [
-      `insert into public.notifications (tenant_id, recipient_type, template_key, channel, status)
-       values (gen_random_uuid(), 'guest', 'checkin_reminder', 'email', 'sent')`,
+      `insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, status)
+       values (gen_random_uuid(), gen_random_uuid(), 'guest', 'checkin_reminder', 'email', 'sent')`,
       "The values break the rule notifications_sent_at_exactly_when_sent.",
     ],
   ];

@@ -96,8 +96,9 @@ Deno.test("no password, token, API key, service role key, SendGrid key, webhook 
         body: { errors: [{ field: null, message: "The provided authorization grant is invalid, expired, or revoked" }] },
       });
       assert.equal((await runWorker()).failed, 1);
+      // The check-out's email, and the system notice of the failure for the owner's inbox.
       await stepReservation(api, stay.reservation.id, "check-out");
-      assert.equal((await runWorker()).sent, 1);
+      assert.equal((await runWorker()).sent, 2);
       assert.equal((await callWorker({ authorization: `Bearer ${stack.serviceRoleKey}x` })).status, 401);
 
       // Signed out: the ended session's tokens are refused.

@@ -7,6 +7,7 @@ import { Buffer } from "node:buffer";
 import { createECDH, type ECDH, randomBytes } from "node:crypto";
 import httpEce from "http_ece";
 import type { ScriptedResponse } from "../../local/capture.ts";
+import type { Attempt } from "../../local/push-capture/main.ts";
 import { createPushSender, type PushSender, type PushSettings, type PushSubscriptionKeys } from "../../src/notifications/push.ts";
 import { stack } from "./stack.ts";
 import { type Client, expectStatus, listPage, type Page, representation, type Schemas } from "./api.ts";
@@ -79,20 +80,7 @@ export function stackPushSender(change: Partial<PushSettings> = {}): PushSender 
 // ---------------------------------------------------------------- the push service double
 
 // One push the double took or refused (local/push-capture/main.ts).
-export type PushAttempt = {
-  receivedAt: string;
-  token: string;
-  status: number;
-  refusal: string | null;
-  messageId: string | null;
-  ttl: string | null;
-  urgency: string | null;
-  topic: string | null;
-  contentEncoding: string | null;
-  vapidPublicKey: string | null;
-  vapidSubject: string | null;
-  bodyBase64: string;
-};
+export type PushAttempt = Attempt;
 
 const tokenQuery = (token?: string) => token === undefined ? "" : `?token=${encodeURIComponent(token)}`;
 
