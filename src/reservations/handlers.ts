@@ -64,7 +64,7 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
       findReservation),
     reservations.update({
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
-      body: updateReservationBody, problems: ["unit-already-booked", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
+      body: updateReservationBody, problems: ["unit-already-booked", "already-exists", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
     }, { lock: lockReservation, update: updateReservation }),
     reservations.remove({
       access: "manager", summary: "Delete a reservation that has no payments (a mistake). Otherwise cancel it.",

@@ -817,3 +817,18 @@ Deno.test("GET /v1/reservations: 400 for a bad query", () =>
       assert.ok(problem.errors?.every((error) => error.path !== "(body)"), `${query}: ${JSON.stringify(problem.errors)}`);
     }
   }));
+
+Deno.test("PATCH /v1/reservations/{id}: an external reference the source already has for another stay is 409 already-exists, and nothing changes", () =>
+  withFixture(async ({ tenant }) => {
+    const t = await tenant("reservation-external-reference");
+    const api = t.ownerClient;
+    const first = await createStay(api, { source: "channel_manager", externalReference: "CM-1" });
+    const second = await createStay(api, { source: "channel_manager", externalReference: "CM-2" });
+    const path = `/reservations/${second.reservation.id}`;
+    const refused = await api.patch(path, { externalReference: "CM-1" }, representation);
+    const problem = await expectProblem("PATCH", RESERVATION, refused, 409, "already-exists");
+    assert.ok(problem.errors?.some((error) => error.path === "externalReference"), JSON.stringify(problem));
+    const { body: unchanged } = await read(api, second.reservation.id);
+    assert.equal(unchanged.externalReference, "CM-2");
+    assert.equal(first.reservation.externalReference, "CM-1");
+  }));
