@@ -6345,7 +6345,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {unknown} */
-                        type?: "urn:pms:problem:unit-already-booked" | "urn:pms:problem:lifecycle-transition-refused";
+                        type?: "urn:pms:problem:unit-already-booked" | "urn:pms:problem:already-exists" | "urn:pms:problem:lifecycle-transition-refused";
                     };
                 };
             };
