@@ -19,6 +19,14 @@ export const benchOwner = {
   password: "bench-owner-password-1",
 };
 
+// The pipeline's staff (bench/pipeline.ts): members of each of its tenants, whom every
+// check-in there reaches in-app. Made through Auth like the owner, kept between runs.
+export const benchStaff = [2, 3, 4].map((n) => ({
+  userId: `b0e00000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+  email: `bench-staff-${n - 1}@bench.pms.test`,
+  password: `bench-staff-password-${n - 1}`,
+}));
+
 // The 12 digits that end every id of tenant n.
 export function tenantDigits(n: number): string {
   return String(n).padStart(12, "0");

@@ -1,36 +1,45 @@
-// Item 4: 10,000 notifications across 100 tenants, enqueued as the triggers enqueue
-// them (private.enqueue_notification: the row and its pgmq job in one transaction),
-// drained by the notifications worker function through the gateway against the
-// SendGrid capture server; and pgmq's own ceiling: send, read and delete of as many
-// messages in SQL, in batches of the size the worker claims.
+// Item 4: check-ins across 100 tenants fanned out as the check-in trigger fans them out
+// (private.fan_out_notifications: the rows and their pgmq jobs in one transaction), each
+// reaching the guest by email and by SMS (the tenant opted in, the guest has a number)
+// and the tenant's three staff members in-app; drained by the notifications worker
+// function through the gateway against the SendGrid and Twilio capture servers; and
+// pgmq's own ceiling: send, read and delete of as many messages in SQL, in batches of the
+// size the worker claims.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { RunSummary } from "../src/notifications/worker.ts";
-import { tenantId } from "./fixtures.ts";
+import { benchStaff, tenantId } from "./fixtures.ts";
 
 export type PipelineContext = {
   origin: string;
   mailUrl: string;
+  smsUrl: string;
   serviceRoleKey: string;
   sql: postgres.Sql;
   tenants: { first: number; count: number };
-  perTenant: number;
+  // Check-ins per tenant; each makes NOTIFICATIONS_PER_CHECK_IN notifications.
+  checkInsPerTenant: number;
   // The batch the ceiling sends, reads and deletes at a time.
   ceilingBatch: number;
   log: (line: string) => void;
 };
 
 export type PipelineResult = {
+  checkIns: number;
   notifications: number;
+  // Of the notifications, how many each channel carried.
+  byChannel: { email: number; sms: number; in_app: number };
   enqueueSeconds: number;
   drainSeconds: number;
   workerRuns: number;
   notificationsPerSecond: number;
-  // Not sent, or not exactly one accepted mail for it, or a worker call that failed.
+  // Not sent, or not delivered exactly once on its channel, or a worker call that failed.
   errors: number;
   pgmqCeiling: { messages: number; seconds: number; messagesPerSecond: number };
 };
 
+// The guest by email and SMS, and three staff members in-app.
+const NOTIFICATIONS_PER_CHECK_IN = 2 + benchStaff.length;
 const WORKER_PATH = "/functions/v1/notifications-worker";
 const CEILING_QUEUE = "bench_ceiling";
 
@@ -44,25 +53,72 @@ async function callWorker(context: PipelineContext): Promise<RunSummary> {
   return JSON.parse(text) as RunSummary;
 }
 
-async function clearCapture(mailUrl: string): Promise<void> {
-  const response = await fetch(`${mailUrl}/_capture`, { method: "DELETE" });
+async function clearCapture(captureUrl: string): Promise<void> {
+  const response = await fetch(`${captureUrl}/_capture`, { method: "DELETE" });
   await response.body?.cancel();
-  assert.equal(response.status, 204, "the SendGrid capture server forgets its mail");
+  assert.equal(response.status, 204, `the capture server at ${captureUrl} forgets its messages`);
 }
 
-// The SendGrid double reports on every mail it accepts (SendGrid's Event Webhook, to the api
-// function): here it reports nothing, so that the drain is the worker's alone and the
-// number stays comparable with the runs before delivery reports existed. A clear restores it.
-async function quietReports(mailUrl: string): Promise<void> {
-  const response = await fetch(`${mailUrl}/_capture/fates`, { method: "POST", body: JSON.stringify({ default: { events: [] } }) });
+// The SendGrid and Twilio doubles report on every message they accept (SendGrid's Event
+// Webhook, Twilio's status callbacks, to the api function): here they report nothing, so
+// that the drain is the worker's alone and the number stays comparable with the runs
+// before delivery reports existed. A clear restores them.
+async function quietReports(captureUrl: string): Promise<void> {
+  const response = await fetch(`${captureUrl}/_capture/fates`, { method: "POST", body: JSON.stringify({ default: { events: [] } }) });
   await response.body?.cancel();
-  assert.equal(response.status, 200, "the SendGrid capture server reports nothing");
+  assert.equal(response.status, 200, `the capture server at ${captureUrl} reports nothing`);
+}
+
+// How many accepted requests each notification got from a capture server, keyed by the
+// notification's id as the request carries it.
+async function acceptedPerNotification(
+  captureUrl: string,
+  accepted: (attempt: Record<string, unknown>) => string | null,
+): Promise<Map<string, number>> {
+  const response = await fetch(`${captureUrl}/_capture/requests`);
+  const attempts = await response.json() as Record<string, unknown>[];
+  const counts = new Map<string, number>();
+  for (const attempt of attempts) {
+    const id = accepted(attempt);
+    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const mailAccepted = (attempt: Record<string, unknown>) => {
+  const body = attempt.body as { custom_args?: { notification_id?: string } } | undefined;
+  return attempt.status === 202 ? body?.custom_args?.notification_id ?? null : null;
+};
+
+// Twilio's request carries the notification in its StatusCallback URL (src/notifications/sms.ts).
+const smsAccepted = (attempt: Record<string, unknown>) => {
+  const callback = (attempt.params as Record<string, string> | undefined)?.StatusCallback;
+  return attempt.status === 201 && callback ? new URL(callback).searchParams.get("notificationId") : null;
+};
+
+// What the check-ins need in the pipeline's tenants: the tenant opted in to the check-in
+// message by SMS, every guest has a mobile number, and three staff members (made through
+// Auth by bench/run.ts) belong to each tenant. Dropping the tenants takes it all away.
+async function prepareTenants(sql: postgres.Sql, tenantIds: string[]): Promise<void> {
+  await sql`
+    insert into public.notification_preferences (tenant_id, template_key, channel, enabled)
+    select t.id, 'checkin_reminder', 'sms', true from unnest(${tenantIds}::uuid[]) t(id)
+    on conflict on constraint notification_preferences_pkey do update set enabled = true`;
+  await sql`
+    update public.guests set phone = '+1555' || lpad((abs(hashtext(id::text)) % 10000000)::text, 7, '0')
+    where tenant_id = any (${tenantIds}::uuid[])`;
+  await sql`
+    insert into public.tenant_memberships (tenant_id, user_id, role)
+    select t.id, s.id, 'staff' from unnest(${tenantIds}::uuid[]) t(id) cross join unnest(${benchStaff.map((s) => s.userId)}::uuid[]) s(id)
+    on conflict on constraint tenant_memberships_pkey do nothing`;
 }
 
 export async function pipeline(context: PipelineContext): Promise<PipelineResult> {
   const { sql } = context;
   const tenantIds = Array.from({ length: context.tenants.count }, (_, i) => tenantId(context.tenants.first + i));
-  const expected = tenantIds.length * context.perTenant;
+  const checkIns = tenantIds.length * context.checkInsPerTenant;
+  const expected = checkIns * NOTIFICATIONS_PER_CHECK_IN;
+  await prepareTenants(sql, tenantIds);
 
   // Jobs already queued (a test's retry waiting out its backoff) would be drained with the
   // pipeline's and blur the number: they are made visible and drained first, as the
@@ -71,24 +127,26 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   for (let run = 0; (await callWorker(context)).read > 0; run++) assert.ok(run < 1000, "earlier jobs drain");
   const [queued] = await sql<{ count: number }[]>`select count(*)::int as count from pgmq.q_notifications`;
   assert.equal(queued?.count, 0, "the notifications queue is empty before the pipeline runs");
-  await clearCapture(context.mailUrl);
-  await quietReports(context.mailUrl);
+  for (const url of [context.mailUrl, context.smsUrl]) {
+    await clearCapture(url);
+    await quietReports(url);
+  }
 
-  // Interleaved across tenants, as check-ins across many tenants arrive: job i belongs to
-  // tenant i mod 100, so no batch of consecutive jobs is one tenant's.
+  // Interleaved across tenants, as check-ins across many tenants arrive: check-in i belongs
+  // to tenant i mod 100, so a claim of consecutive jobs holds several tenants' check-ins.
   const enqueueStarted = performance.now();
   const ids = await sql<{ id: string }[]>`
-    select private.enqueue_notification(stay.tenant_id, 'checkout_summary', stay.guest_id, stay.id)::text as id
+    select unnest(private.fan_out_notifications(stay.tenant_id, 'checkin_reminder', stay.guest_id, stay.id))::text as id
     from (
       select r.tenant_id, r.guest_id, r.id
-      from generate_series(1, ${context.perTenant}) k
+      from generate_series(1, ${context.checkInsPerTenant}) k
       cross join unnest(${tenantIds}::uuid[]) with ordinality t(id, position)
       join public.reservations r
         on r.tenant_id = t.id and r.id = ('b5e' || lpad(k::text, 5, '0') || '-0000-4000-8000-' || right(t.id::text, 12))::uuid
       order by k, t.position
     ) stay`;
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
-  assert.equal(ids.length, expected, `${expected} notifications enqueued`);
+  assert.equal(ids.length, expected, `${checkIns} check-ins made ${expected} notifications`);
 
   const drainStarted = performance.now();
   const total: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
@@ -105,23 +163,31 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   const drainSeconds = (lastWork - drainStarted) / 1000;
   context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
 
-  // Every notification sent once, and the provider accepted exactly one mail for each.
-  const [outcome] = await sql<{ sent: number; other: number }[]>`
-    select count(*) filter (where status = 'sent')::int as sent, count(*) filter (where status <> 'sent')::int as other
-    from public.notifications where id = any (${ids.map((row) => row.id)}::uuid[])`;
-  const response = await fetch(`${context.mailUrl}/_capture/requests`);
-  const attempts = await response.json() as { status: number; body: { custom_args?: { notification_id?: string } } }[];
-  const accepted = new Map<string, number>();
-  for (const attempt of attempts) {
-    const id = attempt.body.custom_args?.notification_id;
-    if (attempt.status === 202 && id) accepted.set(id, (accepted.get(id) ?? 0) + 1);
+  // Every notification sent once: each email and SMS accepted exactly once by its provider,
+  // each in-app one in the inbox of the member it names.
+  const rows = await sql<{ id: string; channel: keyof PipelineResult["byChannel"]; status: string; in_inbox: boolean }[]>`
+    select n.id::text, n.channel, n.status,
+           exists (select from public.inbox_messages m
+                   where m.tenant_id = n.tenant_id and m.notification_id = n.id and m.user_id = n.recipient_id) as in_inbox
+    from public.notifications n where n.id = any (${ids.map((row) => row.id)}::uuid[])`;
+  const mailed = await acceptedPerNotification(context.mailUrl, mailAccepted);
+  const texted = await acceptedPerNotification(context.smsUrl, smsAccepted);
+  const byChannel = { email: 0, sms: 0, in_app: 0 };
+  let delivered = 0;
+  for (const row of rows) {
+    byChannel[row.channel] = (byChannel[row.channel] ?? 0) + 1;
+    const once = row.channel === "email" ? mailed.get(row.id) === 1 : row.channel === "sms" ? texted.get(row.id) === 1 : row.in_inbox;
+    if (row.status === "sent" && once) delivered++;
   }
-  const mailedOnce = ids.filter((row) => accepted.get(row.id) === 1).length;
-  const errors = (expected - (outcome?.sent ?? 0)) + (expected - mailedOnce) + total.failed + total.retried + total.dropped;
-  await clearCapture(context.mailUrl);
+  context.log(`  delivered: ${delivered} of ${expected} (${JSON.stringify(byChannel)})`);
+  assert.deepEqual(byChannel, { email: checkIns, sms: checkIns, in_app: checkIns * benchStaff.length }, "each check-in reached every channel");
+  const errors = (expected - delivered) + total.failed + total.retried + total.dropped;
+  for (const url of [context.mailUrl, context.smsUrl]) await clearCapture(url);
 
   return {
+    checkIns,
     notifications: expected,
+    byChannel,
     enqueueSeconds,
     drainSeconds,
     workerRuns,

@@ -177,7 +177,9 @@ export function markdown(report: Report): string {
     "",
     `Trigger cost: ${percent(report.ratios.triggerCost)} of check-in throughput.`,
     "",
-    `**Notification pipeline**: ${fixed(pipeline.notifications)} notifications across 100 tenants, enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
+    `**Notification pipeline**: ${fixed(pipeline.checkIns)} check-ins across 100 tenants, each reaching the guest by email and SMS and ` +
+      `three staff in-app: ${fixed(pipeline.notifications)} notifications (${fixed(pipeline.byChannel.email)} email, ` +
+      `${fixed(pipeline.byChannel.sms)} SMS, ${fixed(pipeline.byChannel.in_app)} in-app), enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
       `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
       `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
       `the pipeline runs at ${percent(report.ratios.pipelineShareOfPgmqCeiling)} of it.`,

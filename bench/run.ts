@@ -9,7 +9,7 @@ import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
 import { directAndPooled } from "./direct-and-pooled.ts";
 import { limiterCost } from "./external.ts";
-import { benchOwner, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
+import { benchOwner, benchStaff, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
@@ -19,7 +19,8 @@ const SEED = new URL("./sql/seed.sql", import.meta.url);
 const DROP = new URL("./sql/drop-tenants.sql", import.meta.url);
 const RESULTS = new URL("./results/", import.meta.url);
 // The pipeline's tenants, and the check-ins' (every bench tenant but the read tenant's).
-const PIPELINE = { first: 2, count: 100, perTenant: 100 };
+// 20 check-ins a tenant, five notifications each: 10,000 notifications.
+const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20 };
 const WRITE_TENANTS = { first: 2, last: TENANTS };
 // What the pgmq ceiling sends, reads and deletes at a time: the worker's claim.
 const CEILING_BATCH = 100;
@@ -70,8 +71,8 @@ async function dropBulkTenants() {
 let exitCode = 1;
 try {
   await ensureTriggerEnabled(sql);
-  log("== preparing: the bench owner and tenant 1 (kept between runs); tenants 2-1000 dropped if a run left them");
-  await ensureAuthUser({ id: benchOwner.userId, email: benchOwner.email, password: benchOwner.password });
+  log("== preparing: the bench owner, the pipeline's staff and tenant 1 (kept between runs); tenants 2-1000 dropped if a run left them");
+  for (const user of [benchOwner, ...benchStaff]) await ensureAuthUser({ id: user.userId, email: user.email, password: user.password });
   await dropBulkTenants();
   await runSqlFile(db, SEED, { first: 1, last: 1 });
   await vacuumAnalyze();
@@ -110,10 +111,11 @@ try {
   const pipelineResult = await pipeline({
     origin: stack.apiUrl,
     mailUrl: stack.mailUrl,
+    smsUrl: stack.smsUrl,
     serviceRoleKey: stack.serviceRoleKey,
     sql,
     tenants: { first: PIPELINE.first, count: PIPELINE.count },
-    perTenant: PIPELINE.perTenant,
+    checkInsPerTenant: PIPELINE.checkInsPerTenant,
     ceilingBatch: CEILING_BATCH,
     log,
   });
