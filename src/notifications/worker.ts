@@ -7,7 +7,7 @@
 // records every outcome with its job's deletion (or postponement).
 import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
-import { compileOnce } from "../db/compile-once.ts";
+import { compileNow } from "../db/compile-once.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
@@ -403,12 +403,24 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
   return groups;
 }
 
-// The statement that puts the rest of a transaction in a tenant's worker context. The
-// queue belongs to the connection's own role, not to background_worker, so queue calls
-// come before the first of these.
+// A claim's statements carry no parameters where they can: postgres.js sends a statement
+// with parameters that is not prepared (as through a transaction pooler, src/db/pool.ts)
+// only after a round trip to have it described, and sends nothing after it until it is
+// answered, so every such statement would cost two round trips in turn. Without
+// parameters a claim's load is one round trip, whatever the number of tenants. The ids
+// written into the SQL are UUIDs, parsed from the job's message and checked again here:
+// hex digits and hyphens, nothing that can end a literal.
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuidLiteral(id: string): string {
+  if (!CANONICAL_UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id)}`);
+  return `'${id}'`;
+}
+
+// The statement that puts the rest of a transaction in a tenant's worker context.
 function workerContext(tx: postgres.ReservedSql, tenantId: string) {
-  return tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true),
-                   set_config('app.tenant_id', ${tenantId}, true), set_config('role', 'background_worker', true)`;
+  return tx.unsafe(`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true),
+                   set_config('app.tenant_id', ${uuidLiteral(tenantId)}, true), set_config('role', 'background_worker', true)`);
 }
 
 // One read-only transaction for the whole claim: per tenant, the context and one query
@@ -444,9 +456,8 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
   const results = await pipelinedTransaction(deps.sql, (tx) =>
     queries.flatMap(({ tenantId, query }) => [
       workerContext(tx, tenantId),
-      // Prepared once per connection where the pool prepares at all: through a
-      // transaction pooler the pool's `prepare: false` wins (src/db/pool.ts).
-      tx.unsafe<LoadedRow[]>(query.sql, [...query.parameters] as never[], { prepare: true }),
+      // Never prepared: its text names the claim's notifications, so it differs every time.
+      tx.unsafe<LoadedRow[]>(query.sql, [], { prepare: false }),
     ])
   );
   queries.forEach(({ group }, index) => {
@@ -462,70 +473,36 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
   return loaded;
 }
 
-// One transaction records the claim: first the queue (finished jobs deleted, retried
-// ones postponed), then per tenant its notifications' changes, all pipelined. A crash
-// before the commit leaves every job to come back and every notification as it was,
-// so a notification is marked sent only once.
+// One transaction records the claim, in one call of private.settle_notification_claim:
+// first the queue (finished jobs deleted, retried ones postponed), then per tenant, in its
+// worker context, its notifications' changes and what their channels left behind (inbox
+// messages once per notification and member, push subscriptions' last acceptance, and the
+// removal of the ones their push service says are gone). A crash before the commit leaves
+// every job to come back and every notification as it was, so a notification is marked
+// sent only once.
 async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promise<void> {
   const finished = settled.filter((result) => result.outcome !== null && result.outcome !== "retried");
   const retried = settled.filter((result) => result.outcome === "retried");
   const changes = settled.filter((result): result is Extract<Settled, { change: NotificationChange }> => "change" in result);
   if (finished.length === 0 && retried.length === 0) return;
+  const claim = {
+    finished: finished.map((result) => result.job.msgId),
+    retried: retried.map((result) => ({ msgId: result.job.msgId, delaySeconds: result.delaySeconds })),
+    tenants: [...byTenant(changes)].map(([tenantId, group]) => {
+      const effects = group.flatMap((result) => result.effects ? [result.effects] : []);
+      return {
+        tenantId,
+        changes: group.map((result) => ({ id: result.job.notificationId, ...result.change })),
+        inbox: effects.flatMap((effect) => effect.inbox ?? []),
+        pushAccepted: effects.flatMap((effect) => effect.pushAccepted ?? []),
+        pushGone: effects.flatMap((effect) => effect.pushGone ?? []),
+      };
+    }),
+  };
   await pipelinedTransaction(deps.sql, (tx) => [
-    tx`
-      select (select count(*) from pgmq.delete(${QUEUE}, ${finished.map((result) => result.job.msgId)}::bigint[])),
-             (select count(*) from unnest(${retried.map((result) => result.job.msgId)}::bigint[],
-                                          ${retried.map((result) => result.delaySeconds)}::integer[]) as r(msg_id, delay),
-                     lateral pgmq.set_vt(${QUEUE}, r.msg_id, r.delay))`,
-    ...[...byTenant(changes)].flatMap(([tenantId, group]) => [
-      workerContext(tx, tenantId),
-      ...recordEffects(tx, group.flatMap((result) => result.effects ? [result.effects] : [])),
-      recordChanges(tx, group.map((result) => ({ id: result.job.notificationId, ...result.change }))),
-    ]),
+    tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+    tx`select private.settle_notification_claim(${JSON.stringify(claim)}::text::jsonb)`,
   ]);
-}
-
-// What the channels leave behind in one tenant: inbox messages (once per notification and
-// member, however often a job comes back), push subscriptions' last acceptance, and the
-// removal of the ones their push service says are gone.
-function recordEffects(tx: postgres.ReservedSql, effects: Effects[]) {
-  const inbox = effects.flatMap((effect) => effect.inbox ?? []);
-  const accepted = effects.flatMap((effect) => effect.pushAccepted ?? []);
-  const gone = effects.flatMap((effect) => effect.pushGone ?? []);
-  return [
-    ...(inbox.length === 0 ? [] : [tx`
-      insert into public.inbox_messages (tenant_id, notification_id, user_id, template_key, title, body, url)
-      select private.request_tenant_id(), m."notificationId", m."userId", m."templateKey", m.title, m.body, m.url
-      from jsonb_to_recordset(${JSON.stringify(inbox)}::text::jsonb) as m(
-        "notificationId" uuid, "userId" uuid, "templateKey" text, title text, body text, url text)
-      -- A member who left since the claim was loaded has no inbox here any more.
-      where exists (select from public.tenant_memberships tm
-                    where tm.tenant_id = private.request_tenant_id() and tm.user_id = m."userId")
-      on conflict on constraint inbox_messages_tenant_id_notification_id_user_id_key do nothing`]),
-    ...(accepted.length === 0 ? [] : [tx`
-      update public.push_subscriptions set last_accepted_at = now() where id = any(${accepted}::uuid[])`]),
-    ...(gone.length === 0 ? [] : [tx`
-      delete from public.push_subscriptions where id = any(${gone}::uuid[])`]),
-  ];
-}
-
-// Only a pending notification takes a change: it is marked sent only once. Columns a
-// change leaves out keep their value; sent_at is set with `sent` and cleared otherwise.
-function recordChanges(tx: postgres.ReservedSql, changes: (NotificationChange & { id: string })[]) {
-  return tx`
-    update public.notifications n
-    set status = c.status,
-        status_reason = c.status_reason,
-        subject = coalesce(c.subject, n.subject),
-        body = coalesce(c.body, n.body),
-        attempts = coalesce(c.attempts, n.attempts),
-        recipient_address = coalesce(c.recipient_address, n.recipient_address),
-        provider_message_id = coalesce(c.provider_message_id, n.provider_message_id),
-        sent_at = case when c.status = 'sent' then now() end
-    from jsonb_to_recordset(${JSON.stringify(changes)}::text::jsonb) as c(
-      id uuid, status text, status_reason text, subject text, body text, attempts integer,
-      recipient_address text, provider_message_id text)
-    where n.id = c.id and n.status = 'pending'`;
 }
 
 // A left join reads its columns as nullable. These are NOT NULL in their tables (balance
@@ -544,10 +521,10 @@ function present<Row, Column extends keyof Row>(
   return columns.every((column) => row[column] !== null);
 }
 
-// Everything the notifications need, read under RLS in their tenant in one query.
-// Compiled once: a claim across many tenants runs it once per tenant, and building it
-// each time was about 40 µs, a share of the worker's thread that profiling showed.
-const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
+// Everything the notifications need, read under RLS in their tenant in one query, the
+// notifications named in its text (see uuidLiteral). Building it takes about 40 µs a
+// tenant; the round trips a parameter would cost take a thousand times that.
+const loadQuery = (notificationIds: readonly string[]) => compileNow((db) =>
   db.selectFrom("notifications as n")
     .leftJoin("notification_preferences as np", (join) =>
       join.onRef("np.tenant_id", "=", "n.tenant_id").onRef("np.template_key", "=", "n.template_key")
@@ -580,9 +557,7 @@ const loadQuery = compileOnce((db, notificationIds: readonly string[]) =>
         from public.push_subscriptions s where s.tenant_id = n.tenant_id and s.user_id = n.recipient_id) end`
         .as("push_subscriptions"),
     ])
-    // One array parameter, so every claim size runs the same prepared statement (on a
-    // direct connection; src/db/pool.ts).
-    .where(raw<boolean>`n.id = any(${notificationIds}::uuid[])`)
+    .where(raw<boolean>`n.id in (${raw.raw(notificationIds.map(uuidLiteral).join(", "))})`)
     .compile()
 );
 
