@@ -6,7 +6,6 @@
 // tests below show it for members of one tenant, across tenants and for non-members.
 import assert from "node:assert/strict";
 import {
-  type Client,
   client,
   expectInvalid,
   expectMinimal,
@@ -17,6 +16,8 @@ import {
   representation,
   UNKNOWN_ID,
   withFixture,
+  expectSignedInOnly,
+  type RouteCall,
 } from "../support/api.ts";
 import {
   deliverToInbox,
@@ -31,7 +32,6 @@ import {
   UNREAD_COUNT,
   unreadCount,
 } from "../support/inbox.ts";
-import { endSession } from "../support/session.ts";
 
 const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 
@@ -263,21 +263,12 @@ Deno.test("inbox: 401 without a token and after the session ended", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("inbox-401");
     const message = await deliverToInbox(sql, t.tenantId, t.owner.id);
-    const calls: [string, string, (api: Client) => Promise<Response>][] = [
+    const calls: RouteCall[] = [
       ["GET", INBOX, (api) => api.get("/inbox")],
       ["GET", UNREAD_COUNT, (api) => api.get("/inbox/unread-count")],
       ["POST", MARK_READ, (api) => api.post(`/inbox/${message.id}/read`)],
       ["POST", READ_ALL, (api) => api.post("/inbox/read-all")],
     ];
-    const anonymous = client(null, t.tenantId);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
-      assert.match(problem.detail, /Authorization/);
-    }
-    await endSession(t.owner);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(t.ownerClient), 401, "unauthorized");
-      assert.match(problem.detail, /session has ended/);
-    }
+    await expectSignedInOnly(calls, t.tenantId, t.owner, t.ownerClient);
     assert.deepEqual(await storedMessages(sql, t.tenantId, t.owner.id), { unread: 1, read: 0 }, "nothing was marked");
   }));

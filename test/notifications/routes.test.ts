@@ -17,9 +17,10 @@ import {
   type Schemas,
   UNKNOWN_ID,
   withFixture,
+  expectSignedInOnly,
+  type RouteCall,
 } from "../support/api.ts";
 import { createStay, stepReservation } from "../support/domain.ts";
-import { endSession } from "../support/session.ts";
 import {
   drainQueue,
   listNotifications,
@@ -178,22 +179,13 @@ Deno.test("GET /v1/notifications/{id}: 200 with an ETag; another tenant's, an un
 Deno.test("notifications: 401 without a token and after the session ended", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("notifications-401");
-    const calls: [string, string, (api: Client) => Promise<Response>][] = [
+    const calls: RouteCall[] = [
       ["GET", NOTIFICATIONS, (api) => api.get("/notifications")],
       ["GET", NOTIFICATION, (api) => api.get(`/notifications/${UNKNOWN_ID}`)],
       ["GET", PREFERENCES, (api) => api.get("/notifications/preferences")],
       ["PATCH", PREFERENCES, (api) => api.patch("/notifications/preferences", { templateKey: "checkin_reminder", channel: "email", enabled: false })],
     ];
-    const anonymous = client(null, t.tenantId);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
-      assert.match(problem.detail, /Authorization/);
-    }
-    await endSession(t.owner);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(t.ownerClient), 401, "unauthorized");
-      assert.match(problem.detail, /session has ended/);
-    }
+    await expectSignedInOnly(calls, t.tenantId, t.owner, t.ownerClient);
     const [stored] = await sql<{ count: number }[]>`
       select count(*)::int as count from public.notification_preferences where tenant_id = ${t.tenantId}`;
     assert.equal(stored!.count, 0, "the refused PATCH stored nothing");

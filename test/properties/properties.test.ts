@@ -18,9 +18,10 @@ import {
   unique,
   UNKNOWN_ID,
   withFixture,
+  expectSignedInOnly,
+  type RouteCall,
 } from "../support/api.ts";
 import { createProperty, createUnit, type Property } from "../support/domain.ts";
-import { endSession } from "../support/session.ts";
 
 const PROPERTIES = "/v1/properties";
 const PROPERTY = "/v1/properties/{id}";
@@ -182,7 +183,7 @@ Deno.test("tenant header: 400 when missing or malformed, 403 for a tenant the ca
     const elsewhere = await tenant("header-other");
     const wrongTenant = client(t.owner, elsewhere.tenantId);
     const body = { name: unique("Header"), timezone: "UTC", currency: "EUR" };
-    const calls: [string, string, (api: Client) => Promise<Response>][] = [
+    const calls: RouteCall[] = [
       ["GET", PROPERTIES, (api) => api.get("/properties")],
       ["POST", PROPERTIES, (api) => api.post("/properties", body)],
       ["GET", PROPERTY, (api) => api.get(`/properties/${property.id}`)],
@@ -202,27 +203,18 @@ Deno.test("tenant header: 400 when missing or malformed, 403 for a tenant the ca
   }));
 
 Deno.test("properties: 401 without a token and after the session ended, on every route", () =>
-  withFixture(async ({ sql, tenant }) => {
+  withFixture(async ({ tenant }) => {
     const t = await tenant("auth");
     const property = await createProperty(t.ownerClient);
     const body = { name: unique("Auth"), timezone: "UTC", currency: "EUR" };
-    const calls: [string, string, (api: Client) => Promise<Response>][] = [
+    const calls: RouteCall[] = [
       ["GET", PROPERTIES, (api) => api.get("/properties")],
       ["POST", PROPERTIES, (api) => api.post("/properties", body)],
       ["GET", PROPERTY, (api) => api.get(`/properties/${property.id}`)],
       ["PATCH", PROPERTY, (api) => api.patch(`/properties/${property.id}`, { city: "Porto" })],
       ["DELETE", PROPERTY, (api) => api.delete(`/properties/${property.id}`)],
     ];
-    const anonymous = client(null, t.tenantId);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
-      assert.match(problem.detail, /Authorization/);
-    }
-    await endSession(t.owner);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(t.ownerClient), 401, "unauthorized");
-      assert.match(problem.detail, /session has ended/);
-    }
+    await expectSignedInOnly(calls, t.tenantId, t.owner, t.ownerClient);
   }));
 
 // ---------------------------------------------------------------- GET /v1/properties/{id}

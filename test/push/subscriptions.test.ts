@@ -21,6 +21,8 @@ import {
   representation,
   UNKNOWN_ID,
   withFixture,
+  expectSignedInOnly,
+  type RouteCall,
 } from "../support/api.ts";
 import { deliverToInbox, storedMessages } from "../support/inbox.ts";
 import {
@@ -34,7 +36,6 @@ import {
   type PushSubscription,
   register,
 } from "../support/push.ts";
-import { endSession } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
 const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
@@ -300,22 +301,13 @@ Deno.test("push: 401 without a token and after the session ended", () =>
     const t = await tenant("push-401");
     const browser = await browserSubscription();
     const mine = await register(t.ownerClient, await browserSubscription(), 201);
-    const calls: [string, string, (api: Client) => Promise<Response>][] = [
+    const calls: RouteCall[] = [
       ["GET", PUSH_PUBLIC_KEY, (api) => api.get("/push/public-key")],
       ["GET", PUSH_SUBSCRIPTIONS, (api) => api.get("/push/subscriptions")],
       ["POST", PUSH_SUBSCRIPTIONS, (api) => api.post("/push/subscriptions", browser)],
       ["GET", PUSH_SUBSCRIPTION, (api) => api.get(`/push/subscriptions/${mine.id}`)],
       ["DELETE", PUSH_SUBSCRIPTION, (api) => api.delete(`/push/subscriptions/${mine.id}`)],
     ];
-    const anonymous = client(null, t.tenantId);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
-      assert.match(problem.detail, /Authorization/);
-    }
-    await endSession(t.owner);
-    for (const [method, template, send] of calls) {
-      const problem = await expectProblem(method, template, await send(t.ownerClient), 401, "unauthorized");
-      assert.match(problem.detail, /session has ended/);
-    }
+    await expectSignedInOnly(calls, t.tenantId, t.owner, t.ownerClient);
     assert.equal(await subscriptionsOf(sql, t.tenantId, t.owner.id), 1, "nothing was registered or removed");
   }));

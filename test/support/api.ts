@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { components, paths } from "./api-types.ts";
 import { assertMatchesContract } from "./openapi.ts";
-import { adminSql, createUser, type TestUser } from "./session.ts";
+import { adminSql, createUser, endSession, type TestUser } from "./session.ts";
 import { type Problem, stack } from "./stack.ts";
 
 export type HeaderMap = Record<string, string>;
@@ -105,6 +105,24 @@ export async function expectProblem(
   assert.equal(problem.status, status);
   if (kind !== undefined) assert.equal(problem.type, `urn:pms:problem:${kind}`, problem.detail);
   return problem;
+}
+
+// A route called as a test calls it: the method, the contract's path template, the call.
+export type RouteCall = [method: string, pathTemplate: string, send: (api: Client) => Promise<Response>];
+
+// Every call is refused with 401 `unauthorized` without a token, and again with the
+// member's token once their session has ended (the token itself not yet expired).
+export async function expectSignedInOnly(calls: RouteCall[], tenantId: string, member: TestUser, memberClient: Client) {
+  const anonymous = client(null, tenantId);
+  for (const [method, template, send] of calls) {
+    const problem = await expectProblem(method, template, await send(anonymous), 401, "unauthorized");
+    assert.match(problem.detail, /Authorization/);
+  }
+  await endSession(member);
+  for (const [method, template, send] of calls) {
+    const problem = await expectProblem(method, template, await send(memberClient), 401, "unauthorized");
+    assert.match(problem.detail, /session has ended/);
+  }
 }
 
 // A write without Prefer: the status, no body, and the headers that stand for the body.
