@@ -1277,6 +1277,226 @@ export type Database = {
           },
         ];
       };
+      "webhook_attempts": {
+        Row: {
+          "attempt": number;
+          "delivery_id": string;
+          "duration_ms": number;
+          "error": string | null;
+          "id": string;
+          "next_attempt_at": string | null;
+          "outcome": string;
+          "response_snippet": string | null;
+          "started_at": string;
+          "status_code": number | null;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "attempt": number;
+          "delivery_id": string;
+          "duration_ms": number;
+          "error"?: string | null;
+          "id"?: string;
+          "next_attempt_at"?: string | null;
+          "outcome": string;
+          "response_snippet"?: string | null;
+          "started_at": string;
+          "status_code"?: number | null;
+          "tenant_id": string;
+        };
+        Update: {
+          "attempt"?: number;
+          "delivery_id"?: string;
+          "duration_ms"?: number;
+          "error"?: string | null;
+          "id"?: string;
+          "next_attempt_at"?: string | null;
+          "outcome"?: string;
+          "response_snippet"?: string | null;
+          "started_at"?: string;
+          "status_code"?: number | null;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_attempts_tenant_id_delivery_id_fkey";
+            columns: ["tenant_id", "delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "webhook_deliveries";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
+      "webhook_deliveries": {
+        Row: {
+          "attempts": number;
+          "created_at": string;
+          "ended_at": string | null;
+          "event_id": string;
+          "id": string;
+          "last_attempt_at": string | null;
+          "last_status_code": number | null;
+          "next_attempt_at": string | null;
+          "reservation_id": string | null;
+          "sequence": number;
+          "status": string;
+          "subscription_id": string;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "attempts"?: number;
+          "created_at"?: string;
+          "ended_at"?: string | null;
+          "event_id": string;
+          "id"?: string;
+          "last_attempt_at"?: string | null;
+          "last_status_code"?: number | null;
+          "next_attempt_at"?: string | null;
+          "reservation_id"?: string | null;
+          "sequence"?: never;
+          "status"?: string;
+          "subscription_id": string;
+          "tenant_id": string;
+        };
+        Update: {
+          "attempts"?: number;
+          "created_at"?: string;
+          "ended_at"?: string | null;
+          "event_id"?: string;
+          "id"?: string;
+          "last_attempt_at"?: string | null;
+          "last_status_code"?: number | null;
+          "next_attempt_at"?: string | null;
+          "reservation_id"?: string | null;
+          "sequence"?: never;
+          "status"?: string;
+          "subscription_id"?: string;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_deliveries_tenant_id_event_id_fkey";
+            columns: ["tenant_id", "event_id"];
+            isOneToOne: false;
+            referencedRelation: "webhook_events";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "webhook_deliveries_tenant_id_subscription_id_fkey";
+            columns: ["tenant_id", "subscription_id"];
+            isOneToOne: false;
+            referencedRelation: "webhook_subscriptions";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
+      "webhook_events": {
+        Row: {
+          "data": NonNullable<Json>;
+          "id": string;
+          "occurred_at": string;
+          "property_ids": (string)[];
+          "reservation_id": string | null;
+          "tenant_id": string;
+          "type": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "data": NonNullable<Json>;
+          "id"?: string;
+          "occurred_at"?: string;
+          "property_ids"?: (string)[];
+          "reservation_id"?: string | null;
+          "tenant_id": string;
+          "type": string;
+        };
+        Update: {
+          "data"?: NonNullable<Json>;
+          "id"?: string;
+          "occurred_at"?: string;
+          "property_ids"?: (string)[];
+          "reservation_id"?: string | null;
+          "tenant_id"?: string;
+          "type"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_events_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "webhook_subscriptions": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "description": string | null;
+          "disabled_at": string | null;
+          "disabled_reason": string | null;
+          "enabled": boolean;
+          "event_types": (string)[];
+          "failing_since": string | null;
+          "id": string;
+          "previous_secret": string | null;
+          "previous_secret_expires_at": string | null;
+          "property_ids": (string)[];
+          "secret": string;
+          "tenant_id": string;
+          "updated_at": string;
+          "url": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "disabled_at"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "event_types"?: (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "previous_secret"?: string | null;
+          "previous_secret_expires_at"?: string | null;
+          "property_ids"?: (string)[];
+          "secret"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "url": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "disabled_at"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "event_types"?: (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "previous_secret"?: string | null;
+          "previous_secret_expires_at"?: string | null;
+          "property_ids"?: (string)[];
+          "secret"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+          "url"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_subscriptions_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
     };
     Views: {
       [_ in never]: never;

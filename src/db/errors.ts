@@ -64,6 +64,10 @@ export const rules: Record<string, Rule> = {
   payments_tenant_id_reservation_id_currency_fkey: {
     problem: "unprocessable", detail: "The currency must be the reservation's currency.", field: "currency",
   },
+  // A list of references a trigger checks, as a foreign key would check one.
+  webhook_subscriptions_property_ids_fkey: {
+    problem: "unknown-reference", detail: "A property named in propertyIds does not exist in this tenant.", field: "propertyIds",
+  },
   // Check constraints a request can break with valid-looking fields.
   rate_plans_max_stay_not_below_min_stay: { problem: "unprocessable", detail: "maxStay must be at least minStay.", field: "maxStay" },
   rate_plans_non_refundable_without_free_cancellation: {

@@ -45,7 +45,10 @@ select results_eq(
             ('rate_plans.rate_plans_max_stay_not_below_min_stay'),
             ('rate_plans.rate_plans_non_refundable_without_free_cancellation'),
             ('reservations.reservations_check_out_after_check_in'),
-            ('reservations.reservations_stay_at_most_365_nights') $$,
+            ('reservations.reservations_stay_at_most_365_nights'),
+            ('webhook_deliveries.webhook_deliveries_ended_exactly_when_not_pending'),
+            ('webhook_subscriptions.webhook_subscriptions_disabled_with_reason_and_time'),
+            ('webhook_subscriptions.webhook_subscriptions_previous_secret_with_expiry') $$,
   'the checks across columns are these, each named for its rule');
 
 select * from finish();
