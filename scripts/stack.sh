@@ -640,15 +640,18 @@ ensure_http_processes() {
   ensure_scheduler
 }
 
-# Runs the notifications worker every WORKER_EVERY_SECONDS, as pg_cron does on a
-# hosted project; `stack.sh scheduler off` pauses it (the tests drive the worker), and
-# with it the nightly summaries' pg_cron job (the tests run nights of their choosing).
+# Runs the notifications and webhooks workers every WORKER_EVERY_SECONDS, as pg_cron does
+# on a hosted project; `stack.sh scheduler off` pauses them (the tests drive the workers),
+# and with them the nightly summaries' pg_cron job (the tests run nights of their choosing).
 ensure_scheduler() {
   if [ -f "$RUN/scheduler.off" ]; then nightly_summaries_active false; return; fi
-  pid_alive scheduler && return
-  start_process scheduler DENO_DIR="$DENO_DIR" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
-    "$ROOT/local/scheduler/main.ts" --url "$API_URL/functions/v1/notifications-worker" \
-    --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
+  local worker
+  for worker in notifications-worker webhooks-worker; do
+    pid_alive "scheduler-$worker" && continue
+    start_process "scheduler-$worker" DENO_DIR="$DENO_DIR" NO_COLOR=1 -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      "$ROOT/local/scheduler/main.ts" --url "$API_URL/functions/v1/$worker" \
+      --key "$SERVICE_ROLE_KEY" --every-seconds "$WORKER_EVERY_SECONDS"
+  done
 }
 
 nightly_summaries_active() {
@@ -658,10 +661,11 @@ nightly_summaries_active() {
 scheduler() {
   mkdir -p "$RUN"
   case "${1:-}" in
-    off) touch "$RUN/scheduler.off"; stop_process scheduler; nightly_summaries_active false
-      say "the notifications schedule is paused" ;;
+    off) touch "$RUN/scheduler.off"; stop_process scheduler-notifications-worker; stop_process scheduler-webhooks-worker
+      nightly_summaries_active false
+      say "the notifications and webhooks schedules are paused" ;;
     on) rm -f "$RUN/scheduler.off"; load_keys; ensure_scheduler; nightly_summaries_active true
-      say "the notifications worker runs every ${WORKER_EVERY_SECONDS}s" ;;
+      say "the notifications and webhooks workers run every ${WORKER_EVERY_SECONDS}s" ;;
     *) die "usage: stack.sh scheduler on|off" ;;
   esac
 }

@@ -25,6 +25,7 @@ import { taskEndpoints } from "./tasks/handlers.ts";
 import { tenancyEndpoints } from "./tenancy/handlers.ts";
 import { createRequestScope } from "./tenancy/request-scope.ts";
 import { unitEndpoints } from "./units/handlers.ts";
+import { webhookSubscriptionEndpoints, type WebhookRouteSettings } from "./webhook-subscriptions/handlers.ts";
 import { webhookEndpoints, type WebhookSettings } from "./webhooks/handlers.ts";
 
 export type ApiDependencies = {
@@ -38,6 +39,8 @@ export type ApiDependencies = {
   // Web Push: the VAPID public key browsers subscribe with, and whether a subscription may
   // point at this machine (a local stand-in for a push service).
   push: PushSettings;
+  // Outbound webhooks: which endpoint URLs a subscription may name.
+  webhookSubscriptions: WebhookRouteSettings;
   // Milliseconds.
   now: () => number;
   logger: Logger;
@@ -61,6 +64,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...inboxEndpoints(scope),
     ...pushEndpoints(scope, deps.push),
     ...apiKeyEndpoints(scope),
+    ...webhookSubscriptionEndpoints(scope, deps.webhookSubscriptions),
     ...externalEndpoints(createIntegrationScope({ db: deps.db })),
     ...webhookEndpoints({ db: deps.db, settings: deps.webhooks, now: deps.now, logger: deps.logger }),
   ];

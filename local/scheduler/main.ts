@@ -1,5 +1,5 @@
-// The local stand-in for pg_cron + pg_net: calls the notifications worker through the
-// gateway on the cadence the hosted schedule uses (supabase/migrations/*_schedules.sql).
+// The local stand-in for pg_cron + pg_net: calls one worker function (notifications
+// or webhooks) through the gateway on the cadence the hosted schedule uses.
 import { readFlags, requireFlag } from "../args.ts";
 import { sleep } from "../capture.ts";
 

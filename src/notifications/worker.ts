@@ -8,6 +8,7 @@
 import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
 import { compileNow } from "../db/compile-once.ts";
+import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
@@ -403,26 +404,6 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
   return groups;
 }
 
-// A claim's statements carry no parameters where they can: postgres.js sends a statement
-// with parameters that is not prepared (as through a transaction pooler, src/db/pool.ts)
-// only after a round trip to have it described, and sends nothing after it until it is
-// answered, so every such statement would cost two round trips in turn. Without
-// parameters a claim's load is one round trip, whatever the number of tenants. The ids
-// written into the SQL are UUIDs, parsed from the job's message and checked again here:
-// hex digits and hyphens, nothing that can end a literal.
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function uuidLiteral(id: string): string {
-  if (!CANONICAL_UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id)}`);
-  return `'${id}'`;
-}
-
-// The statement that puts the rest of a transaction in a tenant's worker context.
-function workerContext(tx: postgres.ReservedSql, tenantId: string) {
-  return tx.unsafe(`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true),
-                   set_config('app.tenant_id', ${uuidLiteral(tenantId)}, true), set_config('role', 'background_worker', true)`);
-}
-
 // One read-only transaction for the whole claim: per tenant, the context and one query
 // for all its notifications, pipelined. A second job for a notification already in the
 // claim is dropped, so no claim can send one notification twice. "The same" is the
@@ -522,7 +503,7 @@ function present<Row, Column extends keyof Row>(
 }
 
 // Everything the notifications need, read under RLS in their tenant in one query, the
-// notifications named in its text (see uuidLiteral). Building it takes about 40 µs a
+// notifications named in its text (see src/db/worker-context.ts). Building it takes about 40 µs a
 // tenant; the round trips a parameter would cost take a thousand times that.
 const loadQuery = (notificationIds: readonly string[]) => compileNow((db) =>
   db.selectFrom("notifications as n")

@@ -572,3 +572,170 @@ end
 $$;
 revoke all on function private.redeliver_webhook(uuid) from public;
 grant execute on function private.redeliver_webhook(uuid) to authenticated;
+
+-- ---------------------------------------------------------------- the worker's share
+
+-- The webhooks worker works as background_worker in each job's tenant, as the
+-- notifications worker does: it reads the delivery, its event and its subscription (with
+-- the secrets it signs with), records each attempt and the delivery's state, and marks a
+-- subscription failing, healthy again, or disabled.
+grant select on public.webhook_subscriptions to background_worker;
+grant update (enabled, disabled_reason, disabled_at, failing_since) on public.webhook_subscriptions to background_worker;
+create policy "background jobs read the job's webhook subscriptions" on public.webhook_subscriptions
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs mark webhook subscriptions" on public.webhook_subscriptions
+  for update to background_worker
+  using (tenant_id = (select private.request_tenant_id()))
+  with check (tenant_id = (select private.request_tenant_id()));
+grant select on public.webhook_events to background_worker;
+create policy "background jobs read the job's webhook events" on public.webhook_events
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+grant select on public.webhook_deliveries to background_worker;
+grant update (status, attempts, next_attempt_at, last_attempt_at, last_status_code, ended_at)
+  on public.webhook_deliveries to background_worker;
+create policy "background jobs read the job's webhook deliveries" on public.webhook_deliveries
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs record webhook deliveries" on public.webhook_deliveries
+  for update to background_worker
+  using (tenant_id = (select private.request_tenant_id()))
+  with check (tenant_id = (select private.request_tenant_id()));
+grant select, insert on public.webhook_attempts to background_worker;
+create policy "background jobs read the job's webhook attempts" on public.webhook_attempts
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs record webhook attempts" on public.webhook_attempts
+  for insert to background_worker with check (tenant_id = (select private.request_tenant_id()));
+
+-- The worker records a claim in one call, as private.settle_notification_claim does for
+-- notifications (that migration says why):
+--   {finished: [msg_id], postponed: [{msgId, delaySeconds}],
+--    tenants: [{tenantId, attempts: [...], deliveries: [...], subscriptions: [...]}]}
+-- `finished` jobs are deleted; `postponed` ones come back after their delay (a retry, or a
+-- delivery waiting for the one before it). Then, as background_worker in each tenant's
+-- context: the attempts are inserted, the deliveries take their new state (a pending one
+-- only), and the subscriptions theirs: failing since a time, healthy again, or disabled
+-- (the trigger below tells the managers).
+create or replace function private.settle_webhook_claim(claim jsonb)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  tenant record;
+begin
+  perform pgmq.delete('webhooks', array(select m::bigint from jsonb_array_elements_text(claim -> 'finished') as f(m)));
+  perform pgmq.set_vt('webhooks', p."msgId", p."delaySeconds")
+  from jsonb_to_recordset(claim -> 'postponed') as p("msgId" bigint, "delaySeconds" integer);
+
+  perform set_config('role', 'background_worker', true);
+  for tenant in
+    select * from jsonb_to_recordset(claim -> 'tenants')
+      as t("tenantId" uuid, attempts jsonb, deliveries jsonb, subscriptions jsonb)
+  loop
+    perform set_config('app.tenant_id', tenant."tenantId"::text, true);
+
+    insert into public.webhook_attempts (tenant_id, delivery_id, attempt, started_at, duration_ms, status_code, outcome,
+                                         error, response_snippet, next_attempt_at)
+    select private.request_tenant_id(), a."deliveryId", a.attempt, a."startedAt", a."durationMs", a."statusCode", a.outcome,
+           a.error, a."responseSnippet", a."nextAttemptAt"
+    from jsonb_to_recordset(coalesce(tenant.attempts, '[]')) as a(
+      "deliveryId" uuid, attempt integer, "startedAt" timestamptz, "durationMs" integer, "statusCode" integer,
+      outcome text, error text, "responseSnippet" text, "nextAttemptAt" timestamptz)
+    on conflict on constraint webhook_attempts_tenant_id_delivery_id_attempt_key do nothing;
+
+    update public.webhook_deliveries d
+    set status = c.status,
+        attempts = coalesce(c.attempts, d.attempts),
+        next_attempt_at = c."nextAttemptAt",
+        last_attempt_at = coalesce(c."lastAttemptAt", d.last_attempt_at),
+        last_status_code = coalesce(c."lastStatusCode", d.last_status_code),
+        ended_at = case when c.status = 'pending' then null else now() end
+    from jsonb_to_recordset(coalesce(tenant.deliveries, '[]')) as c(
+      id uuid, status text, attempts integer, "nextAttemptAt" timestamptz, "lastAttemptAt" timestamptz, "lastStatusCode" integer)
+    where d.id = c.id and d.status = 'pending';
+
+    -- failingSince: set it if unset (a failure), or clear it (a success); disable: why.
+    update public.webhook_subscriptions s
+    set failing_since = case when c.healthy then null else coalesce(s.failing_since, c."failingSince") end,
+        enabled = case when c.disable is not null then false else s.enabled end,
+        disabled_reason = case when c.disable is not null and s.enabled then c.disable else s.disabled_reason end
+    from jsonb_to_recordset(coalesce(tenant.subscriptions, '[]')) as c(
+      id uuid, healthy boolean, "failingSince" timestamptz, disable text)
+    where s.id = c.id;
+  end loop;
+end
+$$;
+revoke all on function private.settle_webhook_claim(jsonb) from public;
+
+-- ---------------------------------------------------------------- telling the managers
+
+-- A subscription the worker disabled (its endpoint answered 410 Gone, or every delivery
+-- failed for a day) has nobody to tell but the tenant: a `system` notification,
+-- `webhook_disabled`, delivered in_app to the owners' and admins' inboxes like a failed
+-- notification's notice. A manager's own disabling tells nobody.
+alter table public.notifications
+  drop constraint notifications_template_key_check,
+  add constraint notifications_template_key_check check (template_key in (
+    'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
+    'check_in_alerts', 'nightly_summary', 'delivery_failed', 'webhook_disabled'));
+alter table public.notification_preferences
+  drop constraint notification_preferences_template_key_check,
+  add constraint notification_preferences_template_key_check check (template_key in (
+    'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
+    'check_in_alerts', 'nightly_summary', 'marketing_emails', 'delivery_failed', 'webhook_disabled'));
+alter table public.inbox_messages
+  drop constraint inbox_messages_template_key_check,
+  add constraint inbox_messages_template_key_check
+    check (template_key in ('check_in_alerts', 'delivery_failed', 'webhook_disabled'));
+
+create or replace function private.notify_webhook_disabled()
+returns trigger
+language plpgsql security definer
+set search_path = ''
+set timezone = 'UTC'
+as $$
+declare
+  notice uuid;
+begin
+  insert into public.notifications (tenant_id, recipient_id, recipient_type, template_key, channel, context)
+  values (new.tenant_id, null, 'system', 'webhook_disabled', 'in_app',
+          jsonb_build_object('subscriptionId', new.id, 'url', new.url, 'reason', new.disabled_reason,
+                             'failingSince', new.failing_since, 'disabledAt', new.disabled_at))
+  returning id into notice;
+  perform private.send_notification_jobs(array[notice], new.tenant_id);
+  return null;
+end
+$$;
+revoke all on function private.notify_webhook_disabled() from public;
+
+create trigger notify_webhook_disabled after update of enabled on public.webhook_subscriptions
+  for each row when (old.enabled and not new.enabled and new.disabled_reason in ('gone', 'failing'))
+  execute function private.notify_webhook_disabled();
+
+-- ---------------------------------------------------------------- the schedule
+
+-- On a hosted project pg_cron calls the webhooks worker every ten seconds through pg_net,
+-- with the Vault secrets the notifications worker's schedule reads (migration
+-- *_schedules.sql says how to create them). The local stack runs it on the same cadence.
+do $$
+begin
+  if not exists (select 1 from pg_available_extensions where name = 'pg_net')
+     or not exists (select 1 from pg_namespace where nspname = 'vault')
+     or not exists (select 1 from pg_available_extensions where name = 'pg_cron') then
+    raise notice 'pg_net, Vault or pg_cron is missing: the webhooks worker is not scheduled here';
+    return;
+  end if;
+  create extension if not exists pg_net;
+  create extension if not exists pg_cron;
+  perform cron.unschedule(jobid) from cron.job where jobname = 'webhooks-worker';
+  perform cron.schedule('webhooks-worker', '10 seconds', $job$
+    select net.http_post(
+      url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url')
+             || '/functions/v1/webhooks-worker',
+      headers := jsonb_build_object(
+        'content-type', 'application/json',
+        'authorization', 'Bearer ' || (select decrypted_secret from vault.decrypted_secrets where name = 'service_role_key')),
+      body := '{}'::jsonb,
+      timeout_milliseconds := 55000)
+  $job$);
+end
+$$;

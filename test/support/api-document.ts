@@ -24,6 +24,7 @@ export async function apiDocumentText(): Promise<string> {
     verifyAccessToken: unused("token verifier"),
     webhooks: unused("webhook settings"),
     push: unused("push settings"),
+    webhookSubscriptions: unused("webhook subscription settings"),
     now: unused("clock"),
     logger: {
       error: (message, fields) => {

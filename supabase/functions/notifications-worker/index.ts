@@ -6,7 +6,7 @@ import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
 import { createPushSender, endpointPolicyFromEnv, vapidSettingsFromEnv } from "../../../src/notifications/push.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";
 import { defaultWorkerSettings, runWorker } from "../../../src/notifications/worker.ts";
-import { createWorkerHandler } from "../../../src/notifications/worker-handler.ts";
+import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 
 const optional = (name: string) => Deno.env.get(name) || null;
 const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);

@@ -2,9 +2,8 @@ import { Buffer } from "node:buffer";
 import { timingSafeEqual } from "node:crypto";
 import { isDatabaseUnavailable, poisonsPool } from "../db/connection-loss.ts";
 import type { RenewablePool, Sql } from "../db/pool.ts";
-import { json } from "../http/json.ts";
-import { HttpError, problemResponse, unauthorized } from "../http/problem.ts";
-import type { RunSummary } from "./worker.ts";
+import { json } from "./json.ts";
+import { HttpError, problemResponse, unauthorized } from "./problem.ts";
 
 // Compares in time that does not depend on where the strings differ.
 function sameSecret(offered: string, expected: string): boolean {
@@ -13,10 +12,13 @@ function sameSecret(offered: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-// POST with the service credential runs one drain of the queue on the pool's current
-// pool; anything else is refused. A run the database failed under answers 503 (its jobs
+// A scheduled worker's function (notifications, webhooks): POST with the service credential
+// runs one drain of its queue on the pool's current pool and answers what the run did;
+// anything else is refused. A run the database failed under answers 503 (its jobs
 // come back after their visibility timeout), and the pool is replaced.
-export function createWorkerHandler(options: { serviceKey: string; pool: RenewablePool; run: (sql: Sql) => Promise<RunSummary> }) {
+export function createWorkerHandler<Summary>(
+  options: { serviceKey: string; pool: RenewablePool; run: (sql: Sql) => Promise<Summary> },
+) {
   return async (request: Request): Promise<Response> => {
     const offered = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
     if (!sameSecret(offered, options.serviceKey)) {

@@ -2,7 +2,7 @@
 // the worker, and its answer is the run's summary. worker.test.ts knocks on the deployed
 // function through the gateway.
 import assert from "node:assert/strict";
-import { createWorkerHandler } from "../../src/notifications/worker-handler.ts";
+import { createWorkerHandler } from "../../src/http/worker-handler.ts";
 import type { RunSummary } from "../../src/notifications/worker.ts";
 import type { RenewablePool, Sql } from "../../src/db/pool.ts";
 
