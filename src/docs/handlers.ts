@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type Endpoint, publicEndpoint } from "../http/endpoint.ts";
 import { jsonText } from "../http/json.ts";
 import { buildOpenApi } from "../http/openapi.ts";
+import { outboundWebhooks } from "../webhook-subscriptions/events.ts";
 import { referencePage } from "./reference-page.ts";
 
 const tag = "Service";
@@ -17,7 +18,7 @@ export function docsEndpoints(endpoints: Endpoint[]): Endpoint[] {
       description: "Properties, rate plans, guests, reservations, payments, tasks and access codes, per tenant. " +
         "Errors are RFC 9457 problem documents. Lists answer {data, pagination: {limit, offset, total}}. " +
         "Writes answer without a body unless Prefer: return=representation.",
-    }));
+    }, outboundWebhooks));
   const own: Endpoint[] = [
     publicEndpoint({
       method: "GET", path: "/v1/openapi.json", operationId: "openapi", tag,

@@ -94,6 +94,20 @@ fetch(documentUrl).then((r) => {
         body));
     }
   }
+  // The events posted to subscribed endpoints (OpenAPI's webhooks), each with its body.
+  if (doc.webhooks) {
+    main.append(el("h2", { id: "webhooks", textContent: "Webhooks (events posted to your endpoint)" }));
+    for (const [name, item] of Object.entries(doc.webhooks)) {
+      const op = item.post;
+      const body = el("div", { className: "body" });
+      body.append(el("p", { textContent: "Headers: " + op.parameters.map((p) => p.name).join(", ") }));
+      body.append(el("h4", { textContent: "Body (application/json)" }), show(doc, op.requestBody.content["application/json"].schema));
+      main.append(el("details", { className: "operation webhook" },
+        el("summary", {}, el("span", { className: "method post", textContent: "EVENT" }),
+          el("span", { className: "path", textContent: name }), el("span", { textContent: op.summary })),
+        body));
+    }
+  }
   // Every problem type, with its status and what a client does about it.
   main.append(el("h2", { id: "problem-types", textContent: "Problem types" }));
   const problems = el("table", {}, el("tr", {}, el("th", { textContent: "type" }), el("th", { textContent: "Status" }),

@@ -220,7 +220,22 @@ function linksOf(endpoints: Endpoint[], endpoint: Endpoint, success: SuccessDoc)
   return isList ? linksTo(endpoints, endpoint, target, `/data/0/${idField}`) : {};
 }
 
-export function buildOpenApi(endpoints: Endpoint[], info: { title: string; version: string; description: string }) {
+// An event the service posts to subscribers' endpoints: OpenAPI 3.1's `webhooks`.
+export type OutboundWebhook = { name: string; summary: string; schema: z.ZodType };
+
+// The headers every outbound webhook carries (Standard Webhooks).
+const webhookHeaders = [
+  ["webhook-id", "The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it."],
+  ["webhook-timestamp", "When this attempt was signed, in whole seconds since 1970; refuse ones too far from now."],
+  ["webhook-signature", "Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two " +
+    "during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded)."],
+] as const;
+
+export function buildOpenApi(
+  endpoints: Endpoint[],
+  info: { title: string; version: string; description: string },
+  outbound: OutboundWebhook[] = [],
+) {
   const components: Components = {};
   const paths: Record<string, Record<string, unknown>> = {};
   const problemRef = schemaOf(problem, "output", components);
@@ -288,11 +303,27 @@ export function buildOpenApi(endpoints: Endpoint[], info: { title: string; versi
     (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
   }
 
+  const webhooks = Object.fromEntries(outbound.map((hook) => [hook.name, {
+    post: {
+      operationId: `webhook_${hook.name.replace(/\./g, "_")}`,
+      summary: hook.summary,
+      tags: ["Webhooks"],
+      parameters: webhookHeaders.map(([name, description]) => ({
+        name, in: "header", required: true, description, schema: { type: "string" },
+      })),
+      requestBody: { required: true, content: { "application/json": { schema: schemaOf(hook.schema, "output", components) } } },
+      responses: {
+        "2XX": { description: "Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md." },
+      },
+    },
+  }]));
+
   return {
     openapi: "3.1.0",
     info,
     servers: [{ url: "/functions/v1/api", description: "The api function, locally and on a hosted project." }],
     paths,
+    ...(outbound.length > 0 ? { webhooks } : {}),
     components: {
       schemas: components,
       securitySchemes: {
