@@ -43,6 +43,9 @@ VAPID_SUBJECT=mailto:push@pms.test
 # Push subscriptions may point at loopback http: the local push double. Never set where real
 # users subscribe (src/notifications/push.ts, src/push/settings.ts).
 PUSH_ALLOW_LOOPBACK_HTTP=true
+# Webhook subscriptions may name loopback http: the local webhook receiver. Never set where
+# tenants save URLs (src/webhook-delivery/endpoint.ts).
+WEBHOOKS_ALLOW_LOOPBACK_HTTP=true
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
@@ -287,7 +290,7 @@ ensure_cluster() {
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
-  PUSH_ALLOW_LOOPBACK_HTTP)
+  PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
 # API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
@@ -565,7 +568,8 @@ source_fingerprint() {
 # pooler instead, as a hosted project's should (docs/deploy.md); DATABASE_POOL_MODE
 # names the pooler's mode, which the local port does not tell (src/db/connection.ts).
 # PUSH_ALLOW_LOOPBACK_HTTP lets push subscriptions point at the local push double, on
-# loopback http; a hosted project never sets it (src/notifications/push.ts).
+# loopback http, and WEBHOOKS_ALLOW_LOOPBACK_HTTP webhook subscriptions at the local
+# receiver; a hosted project sets neither (src/notifications/push.ts, src/webhook-delivery/endpoint.ts).
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -578,7 +582,7 @@ function_env() {
     SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     VAPID_PUBLIC_KEY="$VAPID_PUBLIC_KEY" VAPID_PRIVATE_KEY="$VAPID_PRIVATE_KEY" VAPID_SUBJECT="$VAPID_SUBJECT"
-    PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP"
+    PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP" WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )

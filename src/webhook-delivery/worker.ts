@@ -48,9 +48,9 @@ export type WebhookRequest = { url: string; headers: Record<string, string>; bod
 export type PostResult =
   | { outcome: "response"; status: number; snippet: string; retryAfter: string | null; durationMs: number }
   // Never sent: the URL or an address it resolves to is not allowed.
-  | { outcome: "refused"; reason: string; durationMs: number }
+  | { outcome: "refused"; message: string; durationMs: number }
   // Sent or not, no answer: DNS, connection, timeout.
-  | { outcome: "network-error"; reason: string; durationMs: number };
+  | { outcome: "network-error"; message: string; durationMs: number };
 
 export type WebhookWorkerDependencies = {
   sql: Sql;
@@ -262,7 +262,7 @@ async function decide(deps: WebhookWorkerDependencies, job: TenantJob, loaded: L
   try {
     result = await deps.post({ url: loaded.url, headers: deps.sign(loaded.event_id, startedAt, body, secrets), body });
   } catch (error) {
-    result = { outcome: "network-error", reason: `the sender threw: ${String(error)}`, durationMs: deps.now() - nowMs };
+    result = { outcome: "network-error", message: `the sender threw: ${String(error)}`, durationMs: deps.now() - nowMs };
   }
 
   const base = { deliveryId: loaded.id, attempt, startedAt: startedAt.toISOString(), durationMs: Math.round(result.durationMs) };
@@ -287,7 +287,7 @@ async function decide(deps: WebhookWorkerDependencies, job: TenantJob, loaded: L
     };
   }
 
-  const error = result.outcome === "response" ? `the endpoint answered ${result.status}` : clip(result.reason);
+  const error = result.outcome === "response" ? `the endpoint answered ${result.status}` : clip(result.message);
   const failingSince = loaded.failing_since ?? startedAt.toISOString();
   const failingForTooLong = nowMs - Date.parse(failingSince) >= deps.settings.failingDisablesAfterMs;
   const scheduled = retryDelaySeconds(attempt, deps.random);

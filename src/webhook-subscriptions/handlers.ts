@@ -6,6 +6,7 @@ import { conditionalUpdate, listResponse, locationOf, representation } from "../
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
+import { checkEndpointUrl, type WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
 import {
   deleteWebhookSubscription,
   findWebhookDelivery,
@@ -39,6 +40,17 @@ const tag = "Webhooks";
 // (src/webhook-delivery/endpoint.ts); the refusal's sentence, or null. The worker checks
 // again, after resolving the host, at every delivery.
 export type WebhookRouteSettings = { refuseUrl: (url: string) => string | null };
+
+// The routes' check of a URL: the delivery's own (src/webhook-delivery/endpoint.ts), before
+// any name is resolved.
+export function webhookRouteSettings(policy: WebhookEndpointPolicy): WebhookRouteSettings {
+  return {
+    refuseUrl: (url) => {
+      const checked = checkEndpointUrl(url, policy);
+      return checked.ok ? null : `The URL cannot receive webhooks: ${checked.message}.`;
+    },
+  };
+}
 
 const noStore = { "cache-control": "no-store" };
 

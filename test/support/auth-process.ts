@@ -9,6 +9,7 @@ import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool, fixedPool, type PoolMode } from "../../src/db/pool.ts";
 import type { PushSettings } from "../../src/push/settings.ts";
+import { webhookRouteSettings } from "../../src/webhook-subscriptions/handlers.ts";
 import { functionsDatabase, stack } from "./stack.ts";
 
 export type AuthProcess = { url: string; stop(): Promise<void> };
@@ -117,6 +118,7 @@ export function apiWithAuthAt(
       publicUrl: `${stack.apiUrl}/functions/v1/api`,
     },
     push,
+    webhookSubscriptions: webhookRouteSettings({ allowLoopbackHttp: false }),
     now,
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),

@@ -7,6 +7,8 @@ import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
 import { pushSettingsFrom } from "../../../src/push/settings.ts";
+import { webhookEndpointPolicyFromEnv } from "../../../src/webhook-delivery/endpoint.ts";
+import { webhookRouteSettings } from "../../../src/webhook-subscriptions/handlers.ts";
 
 const now = () => Date.now();
 const supabaseUrl = requireEnv("SUPABASE_URL");
@@ -44,6 +46,10 @@ if (!Number.isFinite(webhooks.sendGridToleranceSeconds) || webhooks.sendGridTole
 // true only where a local stand-in for a push service runs (the local stack).
 const push = pushSettingsFrom((name) => Deno.env.get(name), jsonLogger);
 
+// Outbound webhooks (src/webhook-subscriptions): the URLs a subscription may name.
+// WEBHOOKS_ALLOW_LOOPBACK_HTTP is true only where the local receiver runs (the local stack).
+const webhookSubscriptions = webhookRouteSettings(webhookEndpointPolicyFromEnv((name) => Deno.env.get(name)));
+
 // A connection lost under postgres.js's own query must not end the function
 // (src/db/connection-loss.ts says how that happens).
 absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
@@ -69,6 +75,7 @@ const api = createApi({
   }),
   webhooks,
   push,
+  webhookSubscriptions,
   now,
   logger: jsonLogger,
 });

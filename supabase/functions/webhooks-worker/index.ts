@@ -1,0 +1,38 @@
+import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
+import { databaseConnection } from "../../../src/db/connection.ts";
+import { createPool, renewablePool } from "../../../src/db/pool.ts";
+import { jsonLogger, requireEnv } from "../../../src/env.ts";
+import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
+import { postWebhook, webhookEndpointPolicyFromEnv } from "../../../src/webhook-delivery/endpoint.ts";
+import { signWebhook } from "../../../src/webhook-delivery/signing.ts";
+import { defaultWebhookWorkerSettings, runWebhookWorker } from "../../../src/webhook-delivery/worker.ts";
+
+// A connection lost under postgres.js's own query must not end the function
+// (src/db/connection-loss.ts says how that happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
+
+// DATABASE_URL (the transaction pooler) when set, else the platform's direct SUPABASE_DB_URL.
+const database = databaseConnection((name) => Deno.env.get(name));
+const pool = renewablePool(() =>
+  createPool(database.url, { applicationName: "pms-webhooks-worker", generatedTypes: true, mode: database.mode })
+);
+
+// WEBHOOKS_ALLOW_LOOPBACK_HTTP: true only on the local stack, whose receiver is on loopback.
+const policy = webhookEndpointPolicyFromEnv((name) => Deno.env.get(name));
+
+jsonLogger.info("the webhooks worker is serving", { loopbackEndpoints: policy.allowLoopbackHttp });
+
+Deno.serve(createWorkerHandler({
+  serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
+  pool,
+  run: (sql) =>
+    runWebhookWorker({
+      sql,
+      post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000 }),
+      sign: signWebhook,
+      settings: defaultWebhookWorkerSettings,
+      random: Math.random,
+      now: () => Date.now(),
+      logger: jsonLogger,
+    }),
+}));
