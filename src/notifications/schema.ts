@@ -6,7 +6,9 @@ import { templateKeys } from "./templates/sources.ts";
 // What a notification can be: the guest's templates, the staff's check-in alerts and
 // nightly summary, and the system notice of a notification that failed
 // (docs/notifications-channels.md).
-export const notificationTemplateKeys = [...templateKeys, "check_in_alerts", "nightly_summary", "delivery_failed"] as const;
+export const notificationTemplateKeys = [
+  ...templateKeys, "check_in_alerts", "nightly_summary", "delivery_failed", "webhook_disabled",
+] as const;
 // Every template a preference can switch off, and marketing_emails, a preference the
 // operator settings screen shows under which nothing is sent.
 export const preferenceTemplateKeys = [...notificationTemplateKeys, "marketing_emails"] as const;

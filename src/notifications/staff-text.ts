@@ -121,6 +121,32 @@ export function renderDeliveryFailedNotice(data: DeliveryFailedNoticeData): Staf
   };
 }
 
+export interface WebhookDisabledNoticeData {
+  subscriptionId: string;
+  url: string;
+  reason: "gone" | "failing";
+}
+
+// A webhook subscription the worker disabled: which endpoint, why, and where to turn it
+// back on. The URL's host names it; its path may carry a receiver's token, so it is left out.
+export function renderWebhookDisabledNotice(data: WebhookDisabledNoticeData): StaffAlert {
+  let host: string;
+  try {
+    host = new URL(data.url).host;
+  } catch {
+    host = "an endpoint";
+  }
+  const why = data.reason === "gone"
+    ? "It answered 410 Gone: the receiver says it wants no more events."
+    : "Every delivery to it has failed for a day.";
+  return {
+    title: `Webhooks to ${oneLine(host)} were turned off`,
+    body: `${why} No more events are sent to it until an owner or admin enables it again; check the endpoint, then ` +
+      "redeliver what it missed.",
+    url: `/webhook-subscriptions/${encodeURIComponent(data.subscriptionId)}`,
+  };
+}
+
 /**
  * The most a push payload may take, in UTF-8 bytes. Web Push carries at most 4096
  * bytes of encrypted record, of which the encryption's header, padding and tag

@@ -17,7 +17,7 @@ import type { PushResult, PushSender, PushSubscriptionKeys } from "./push.ts";
 import { isGuestTemplateKey, renderTemplate, type GuestTemplateKey, type TemplateData } from "./render.ts";
 import { renderSms } from "./sms-text.ts";
 import { type NightlySummaryData, renderNightlySummary } from "./summary.ts";
-import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice } from "./staff-text.ts";
+import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebhookDisabledNotice } from "./staff-text.ts";
 import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
@@ -143,7 +143,7 @@ type Loaded =
   | { kind: "email"; to: string; templateKey: string; render: () => { subject: string; html: string; text: string } }
   | { kind: "sms"; to: string; templateKey: GuestTemplateKey; render: () => { text: string } }
   // Into the inboxes of these members, in the job's tenant.
-  | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed"; render: () => Alert }
+  | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled"; render: () => Alert }
   // To every browser the member subscribed in the tenant.
   | { kind: "push"; subscriptions: PushSubscriptionRow[]; templateKey: string; render: () => Alert };
 
@@ -562,6 +562,12 @@ const deliveryFailedContext = z.object({
   recipientId: z.uuid().nullable(), reason: z.string(),
 });
 
+// What private.notify_webhook_disabled wrote about the subscription it disabled.
+const webhookDisabledContext = z.object({
+  subscriptionId: z.uuid(), url: z.string(), reason: z.enum(["gone", "failing"]),
+  failingSince: z.string().nullable(), disabledAt: z.string().nullable(),
+});
+
 // What one notification's row (or its absence) asks of the worker.
 function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
@@ -594,6 +600,12 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
           reason: notice.reason, notificationId: notice.failedNotificationId,
         }),
     };
+  }
+  if (templateKey === "webhook_disabled" && channel === "in_app") {
+    const notice = webhookDisabledContext.parse(row.context);
+    const userIds = row.manager_ids ?? [];
+    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
+    return { kind: "inbox", userIds, templateKey, render: () => renderWebhookDisabledNotice(notice) };
   }
   if (templateKey === "check_in_alerts" && (channel === "in_app" || channel === "push")) {
     if (row.recipient_id === null || row.member_role === null) {
