@@ -4,6 +4,7 @@ import type { DirectAndPooled } from "./direct-and-pooled.ts";
 import { LIMITER_CONCURRENCIES, type LimiterResults } from "./external.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
 import type { PipelineResult } from "./pipeline.ts";
+import type { WebhooksResult } from "./webhooks.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
 import type { WriteResults } from "./writes.ts";
 import type { LoadResult } from "./wrk.ts";
@@ -18,6 +19,8 @@ export type Measurements = {
   oneTenantReads: Record<ReadRoute, LoadResult[]>;
   writes: WriteResults;
   pipeline: PipelineResult;
+  // Item 8: outbound webhooks, beside the pipeline.
+  webhooks: WebhooksResult;
   // Item 7: an external read with and without the rate limiter.
   limiter: LimiterResults;
 };
@@ -64,7 +67,7 @@ function lowerCeiling(route: RouteResults, index: number): number {
 }
 
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, limiter } = measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter } = measurements;
   const share = (route: ReadRoute) =>
     CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i));
   const scale = (route: ReadRoute) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs);
@@ -95,7 +98,7 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route], ...directAndPooled[route].direct,
       ...directAndPooled[route].pooled].reduce((s, r) => s + r.errors, 0) +
     reads[route].sqlCeiling.reduce((s, r) => s + r.errors, 0), 0) +
-    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors +
+    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors + webhooks.errors +
     [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout].reduce((sum, r) => sum + r.errors, 0);
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
 }
@@ -104,7 +107,7 @@ const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { min
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
 
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, limiter } = report.measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter } = report.measurements;
   const lines: string[] = [];
   lines.push(
     `Run ${report.date} at commit \`${report.commit}\`${report.dirty ? " (with uncommitted changes)" : ""}, ${report.cores} cores, ` +
@@ -183,6 +186,11 @@ export function markdown(report: Report): string {
       `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
       `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
       `the pipeline runs at ${percent(report.ratios.pipelineShareOfPgmqCeiling)} of it.`,
+    "",
+    `**Outbound webhooks**: ${fixed(webhooks.deliveries)} signed deliveries to 100 tenants' endpoints on the local receiver, ` +
+      `enqueued in ${fixed(webhooks.enqueueSeconds, 2)} s, drained by the webhooks worker in ${fixed(webhooks.drainSeconds, 2)} s ` +
+      `(${webhooks.workerRuns} calls): **${fixed(webhooks.deliveriesPerSecond)} /s**, errors ${webhooks.errors}; ` +
+      `${percent(webhooks.deliveriesPerSecond / pipeline.notificationsPerSecond)} of the notification pipeline's rate.`,
     "",
     "**The external API's rate limiter** (`GET /v1/external/reservations/{id}` with one API key of the read tenant, every " +
       "request counted; its SQL without and with the limiter's statement, run with, without, without and with, each side's two runs taken together)",

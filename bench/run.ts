@@ -13,6 +13,7 @@ import { benchOwner, benchStaff, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID
 import { pipeline } from "./pipeline.ts";
 import { buildReport, markdown, type RunInfo } from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
+import { webhooks } from "./webhooks.ts";
 import { ensureTriggerEnabled, writes } from "./writes.ts";
 
 const SEED = new URL("./sql/seed.sql", import.meta.url);
@@ -120,6 +121,17 @@ try {
     log,
   });
 
+  log("== 8. outbound webhooks: one check-in event per stay to each of the pipeline's tenants' subscriptions");
+  const webhookResult = await webhooks({
+    origin: stack.apiUrl,
+    receiverUrl: stack.webhookReceiverUrl,
+    serviceRoleKey: stack.serviceRoleKey,
+    sql,
+    tenants: { first: PIPELINE.first, count: PIPELINE.count },
+    eventsPerTenant: 100,
+    log,
+  });
+
   log("== cleaning up: tenants 2-1000");
   await dropBulkTenants();
 
@@ -132,6 +144,7 @@ try {
     oneTenantReads,
     writes: writeResults,
     pipeline: pipelineResult,
+    webhooks: webhookResult,
     limiter,
   }, (performance.now() - started) / 1000);
 
