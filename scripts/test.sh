@@ -11,10 +11,12 @@ export PMS_PORT_BASE
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
 # Debian packages only the tests use: chromium renders the API reference page
-# (test/docs), jq runs the README's curl walk-through as written.
+# (test/docs), jq runs the README's curl walk-through as written, openssl makes the
+# self-signed certificate a webhook is posted over TLS to (test/webhook-delivery).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v jq >/dev/null || missing+=(jq)
+command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "the tests need Debian's ${missing[*]}: run npm test once as root, or: sudo apt-get install -y ${missing[*]}"
@@ -23,7 +25,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "installing ${missing[*]} (for the tests)"
   if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; } ||
-    ! command -v chromium >/dev/null || ! command -v jq >/dev/null; then
+    ! command -v chromium >/dev/null || ! command -v jq >/dev/null || ! command -v openssl >/dev/null; then
     echo "could not install Debian's ${missing[*]}"
     echo "0 passed, 1 failed"
     exit 1
