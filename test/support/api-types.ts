@@ -907,6 +907,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's webhook subscriptions, newest first, without their secrets. */
+        get: operations["listWebhookSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe an endpoint to the tenant's events; the response is the only time the secret is shown besides a rotation.
+         * @description Events are posted as docs/webhooks.md describes, signed with the secret (Standard Webhooks). A URL that is not https, names a user or password, or is or resolves to a private, loopback or link-local address is refused here, and checked again at every delivery.
+         */
+        post: operations["createWebhookSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a webhook subscription, without its secret. */
+        get: operations["getWebhookSubscription"];
+        put?: never;
+        post?: never;
+        /** Delete a subscription, with its deliveries and their attempts; nothing more is posted to it. */
+        delete: operations["deleteWebhookSubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription's URL, description, event types or properties, or disable or enable it.
+         * @description Disabling stops its deliveries: those pending are cancelled when their turn comes. Enabling it again clears why it was disabled; events from while it was disabled are not sent.
+         */
+        patch: operations["updateWebhookSubscription"];
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret; the old one keeps signing beside it for overlapHours (default 24).
+         * @description During the overlap every request carries two signatures in webhook-signature, one per secret, so a receiver verifies with either while it switches. The response is the only time the new secret is shown.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a webhook.test event to this subscription only, enabled or not.
+         * @description Delivered like any event, by the worker, within seconds; follow it with the delivery's id.
+         */
+        post: operations["testWebhookSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A subscription's deliveries, newest first. */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery: the body it posts and every attempt, with status, latency, the response's start and the next retry. */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a delivery that ended (succeeded, failed or cancelled) again, under the same webhook-id.
+         * @description A delivery still pending is left to its schedule. The subscription must be enabled for it to go.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/reservations": {
         parameters: {
             query?: never;
@@ -1033,7 +1170,195 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "reservation.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A reservation was created. */
+        post: operations["webhook_reservation_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A reservation's fields changed (not its paid amount, which is payment.recorded's, nor a check-in, check-out or cancellation). */
+        post: operations["webhook_reservation_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.checked_in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A guest checked in. */
+        post: operations["webhook_reservation_checked_in"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.checked_out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A guest checked out. */
+        post: operations["webhook_reservation_checked_out"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reservation.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A reservation was cancelled. */
+        post: operations["webhook_reservation_cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.recorded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A payment was recorded against a reservation. */
+        post: operations["webhook_payment_recorded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access_code.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A door access code was issued (with the code itself). */
+        post: operations["webhook_access_code_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "access_code.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A door access code was revoked. */
+        post: operations["webhook_access_code_revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A housekeeping or maintenance task changed status. */
+        post: operations["webhook_task_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "guest.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A guest's fields changed. */
+        post: operations["webhook_guest_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A manager's test of one subscription (POST /v1/webhook-subscriptions/{id}/test). */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An RFC 9457 problem document; `type` names the kind of problem. */
@@ -1657,7 +1982,7 @@ export interface components {
              */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
@@ -1699,7 +2024,7 @@ export interface components {
              */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
@@ -1752,7 +2077,7 @@ export interface components {
         };
         NotificationPreference: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description false opts the tenant out; a pair without a row is enabled. */
@@ -1762,7 +2087,7 @@ export interface components {
         };
         NotificationPreferenceSet: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             enabled: boolean;
@@ -1777,7 +2102,7 @@ export interface components {
              */
             notificationId: string;
             /** @enum {string} */
-            templateKey: "check_in_alerts" | "delivery_failed";
+            templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled";
             title: string;
             /** @description Plain text. */
             body: string;
@@ -1881,6 +2206,152 @@ export interface components {
             propertyId: string;
             /** @description When the key stops working; it never expires without one. */
             expiresAt?: string;
+        };
+        WebhookSubscription: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string | null;
+            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            propertyIds: string[];
+            enabled: boolean;
+            /** @description manual: a manager disabled it; gone: its endpoint answered 410 Gone; failing: every delivery failed for a day. */
+            disabledReason: ("manual" | "gone" | "failing") | null;
+            disabledAt: string | null;
+            /** @description When its deliveries started failing with no success since; null while healthy. */
+            failingSince: string | null;
+            /** @description Until when the secret a rotation replaced still signs beside the new one; null outside a rotation's overlap. */
+            previousSecretExpiresAt: string | null;
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookSubscriptionWithSecret: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            description: string | null;
+            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            propertyIds: string[];
+            enabled: boolean;
+            /** @description manual: a manager disabled it; gone: its endpoint answered 410 Gone; failing: every delivery failed for a day. */
+            disabledReason: ("manual" | "gone" | "failing") | null;
+            disabledAt: string | null;
+            /** @description When its deliveries started failing with no success since; null while healthy. */
+            failingSince: string | null;
+            /** @description Until when the secret a rotation replaced still signs beside the new one; null outside a rotation's overlap. */
+            previousSecretExpiresAt: string | null;
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret, whsec_ and base64: shown at creation and at rotation only. The receiver verifies webhook-signature with it (Standard Webhooks). */
+            secret: string;
+        };
+        WebhookSubscriptionCreate: {
+            /**
+             * @description Where the events are posted: an https URL (on the local stack also http to loopback). No user and password in it; its host must not be, nor resolve to, a private, loopback or link-local address.
+             * @example https://channel.example.com/pms/webhooks
+             */
+            url: string;
+            description?: string;
+            /** @description The event types it receives; empty or left out: every type. */
+            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            /** @description The properties whose events it receives (a guest's events: guests with a stay at one of them); empty or left out: every property. */
+            propertyIds?: string[];
+            /** @description false: created disabled, for a test event first. Default true. */
+            enabled?: boolean;
+        };
+        WebhookSubscriptionUpdate: {
+            /**
+             * @description Where the events are posted: an https URL (on the local stack also http to loopback). No user and password in it; its host must not be, nor resolve to, a private, loopback or link-local address.
+             * @example https://channel.example.com/pms/webhooks
+             */
+            url?: string;
+            description?: string | null;
+            /** @description The event types it receives; empty or left out: every type. */
+            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            /** @description The properties whose events it receives (a guest's events: guests with a stay at one of them); empty or left out: every property. */
+            propertyIds?: string[];
+            /** @description false disables it (its pending deliveries are cancelled); true enables it again. */
+            enabled?: boolean;
+        };
+        WebhookSecretRotation: {
+            /** @description How long the old secret keeps signing beside the new one, 0 to 168 hours. Default 24. */
+            overlapHours?: number;
+        };
+        WebhookDeliveryQueued: {
+            /** Format: uuid */
+            deliveryId: string;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            subscriptionId: string;
+            /**
+             * Format: uuid
+             * @description Also the webhook-id header: the same on every attempt and redelivery.
+             */
+            eventId: string;
+            /** @enum {string} */
+            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "webhook.test";
+            reservationId: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            nextAttemptAt: string | null;
+            lastAttemptAt: string | null;
+            lastStatusCode: number | null;
+            endedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookDeliveryDetail: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            subscriptionId: string;
+            /**
+             * Format: uuid
+             * @description Also the webhook-id header: the same on every attempt and redelivery.
+             */
+            eventId: string;
+            /** @enum {string} */
+            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "webhook.test";
+            reservationId: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            attempts: number;
+            nextAttemptAt: string | null;
+            lastAttemptAt: string | null;
+            lastStatusCode: number | null;
+            endedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The body posted, as the endpoint gets it. */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** @description Every attempt, oldest first. */
+            attemptLog: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookAttempt: {
+            attempt: number;
+            /** Format: date-time */
+            startedAt: string;
+            durationMs: number;
+            /** @description The endpoint's status; null when it gave none. */
+            statusCode: number | null;
+            /** @enum {string} */
+            outcome: "succeeded" | "retrying" | "failed" | "gone" | "refused";
+            error: string | null;
+            /** @description The first kilobyte of the endpoint's response body. */
+            responseSnippet: string | null;
+            nextAttemptAt: string | null;
         };
         ExternalPaymentCreate: {
             /** @description An amount in the currency's minor units (cents). */
@@ -10415,6 +10886,1001 @@ export interface operations {
             };
         };
     };
+    listWebhookSubscriptions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                enabled?: "true" | "false";
+            };
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhook subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookSubscription"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    createWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionCreate"];
+            };
+        };
+        responses: {
+            /** @description Subscribed; keep the secret now. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description `urn:pms:problem:unprocessable`: the URL may not receive webhooks; `urn:pms:problem:unknown-reference`: a property in propertyIds is not the tenant's. `errors` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook subscription. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    updateWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionUpdate"];
+            };
+        };
+        responses: {
+            /** @description Updated (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description Updated. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description If-Match no longer matches the resource: read it again. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:stale-etag";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description Rotated; keep the new secret now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:payload-too-large";
+                    };
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unsupported-media-type";
+                    };
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unprocessable";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    testWebhookSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryQueued"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: string;
+                eventType?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in; it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryQueued"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:unauthorized";
+                    };
+                };
+            };
+            /** @description The caller may not do this in this tenant. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:forbidden";
+                    };
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:not-found";
+                    };
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:service-unavailable";
+                    };
+                };
+            };
+        };
+    };
     listExternalReservations: {
         parameters: {
             query?: {
@@ -10995,6 +12461,560 @@ export interface operations {
                         type?: "urn:pms:problem:validation";
                     };
                 };
+            };
+        };
+    };
+    webhook_reservation_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.created";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        reservation: components["schemas"]["Reservation"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reservation_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.updated";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        reservation: components["schemas"]["Reservation"];
+                        /** @description The fields that changed, as the API names them, sorted. */
+                        changedFields: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reservation_checked_in: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.checked_in";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        reservation: components["schemas"]["Reservation"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reservation_checked_out: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.checked_out";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        reservation: components["schemas"]["Reservation"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reservation_cancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "reservation.cancelled";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        reservation: components["schemas"]["Reservation"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_recorded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "payment.recorded";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        payment: components["schemas"]["Payment"];
+                        /** @description The reservation's amounts after the payment. */
+                        reservation: {
+                            /** Format: uuid */
+                            id: string;
+                            totalAmount: number;
+                            amountPaid: number;
+                            balance: number;
+                            currency: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_code_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "access_code.created";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        accessCode: components["schemas"]["AccessCode"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_access_code_revoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "access_code.revoked";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        accessCode: components["schemas"]["AccessCode"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_task_status_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "task.status_changed";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        task: components["schemas"]["Task"];
+                        previousStatus: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_guest_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "guest.updated";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        guest: components["schemas"]["Guest"];
+                        /** @description The fields that changed, as the API names them, sorted. */
+                        changedFields: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "webhook.test";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        /** Format: uuid */
+                        subscriptionId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -10,7 +10,7 @@ export type WithSecret = Schemas["WebhookSubscriptionWithSecret"];
 
 const idle: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
 
-export function webhookSummary(counts: Partial<WebhookRunSummary>): WebhookRunSummary {
+export function webhookSummary(counts: Partial<WebhookRunSummary> = {}): WebhookRunSummary {
   return { ...idle, ...counts };
 }
 
