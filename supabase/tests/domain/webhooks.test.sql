@@ -13,12 +13,16 @@ select (:'beta'::jsonb ->> 'tenants')::uuid as beta_tenant, (:'beta'::jsonb ->> 
 select tests.fx('tenants') as alpha_tenant, tests.fx('properties') as alpha_property, tests.fx('reservations') as alpha_stay,
        tests.fx('guests') as alpha_guest, tests.fx('tasks') as alpha_task, tests.fx('access_codes') as alpha_code \gset
 
+-- Alpha's jobs only: the queue is shared with whatever else ran on this database.
 create function tests.jobs() returns bigint language sql security definer set search_path = ''
-as $$ select count(*) from pgmq.q_webhooks $$;
+as $$ select count(*) from pgmq.q_webhooks where message ->> 'tenantId' = (select (fx ->> 'tenants') from tests.fixture) $$;
 create function tests.events(event_type text) returns bigint language sql security definer set search_path = ''
-as $$ select count(*) from public.webhook_events e where e.type = event_type $$;
+as $$ select count(*) from public.webhook_events e
+      where e.type = event_type and e.tenant_id = (select (fx ->> 'tenants')::uuid from tests.fixture) $$;
 create function tests.last_event(event_type text) returns jsonb language sql security definer set search_path = ''
-as $$ select e.data from public.webhook_events e where e.type = event_type order by e.occurred_at desc, e.id desc limit 1 $$;
+as $$ select e.data from public.webhook_events e
+      where e.type = event_type and e.tenant_id = (select (fx ->> 'tenants')::uuid from tests.fixture)
+      order by e.occurred_at desc, e.id desc limit 1 $$;
 
 -- ---------------------------------------------------------------- no subscription, no event
 
