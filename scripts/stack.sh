@@ -3,7 +3,8 @@
 # from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
 # way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
 # built from its upstream source, the Edge Functions under Deno behind an nginx gateway
-# on :54321, and the SendGrid, SMS and Web Push doubles. The ports follow PMS_PORT_BASE
+# on :54321, the SendGrid, SMS and Web Push doubles, and the webhook receiver double (a
+# tenant's endpoint for outbound webhooks). The ports follow PMS_PORT_BASE
 # (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
@@ -43,6 +44,9 @@ VAPID_SUBJECT=mailto:push@pms.test
 # Push subscriptions may point at loopback http: the local push double. Never set where real
 # users subscribe (src/notifications/push.ts, src/push/settings.ts).
 PUSH_ALLOW_LOOPBACK_HTTP=true
+# Webhook subscriptions may point at loopback http: the local webhook receiver double. Never
+# set where tenants subscribe (src/webhook-delivery/endpoint.ts).
+WEBHOOKS_ALLOW_LOOPBACK_HTTP=true
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
@@ -285,9 +289,9 @@ ensure_cluster() {
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
-  SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
+  WEBHOOK_RECEIVER_URL SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
-  PUSH_ALLOW_LOOPBACK_HTTP)
+  PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
 # API keys signed with it, and Auth's ES256 signing key; the key pair of the SendGrid
@@ -566,6 +570,8 @@ source_fingerprint() {
 # names the pooler's mode, which the local port does not tell (src/db/connection.ts).
 # PUSH_ALLOW_LOOPBACK_HTTP lets push subscriptions point at the local push double, on
 # loopback http; a hosted project never sets it (src/notifications/push.ts).
+# WEBHOOKS_ALLOW_LOOPBACK_HTTP does the same for webhook subscriptions and the webhook
+# receiver double (src/webhook-delivery/endpoint.ts).
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -579,6 +585,7 @@ function_env() {
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     VAPID_PUBLIC_KEY="$VAPID_PUBLIC_KEY" VAPID_PRIVATE_KEY="$VAPID_PRIVATE_KEY" VAPID_SUBJECT="$VAPID_SUBJECT"
     PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP"
+    WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )
@@ -596,7 +603,8 @@ ensure_http_processes() {
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
   # The SendGrid double posts its signed events to the api function's webhook through the
   # gateway, as SendGrid posts to the project URL; the SMS double posts each message's
-  # status to the callback URL the worker gives it. The push double only takes pushes.
+  # status to the callback URL the worker gives it. The push double only takes pushes, and
+  # the webhook receiver only takes webhooks.
   if ! pid_alive mail; then
     start_process mail "${deno_env[@]}" SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY="$SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY" \
       -- "$DENO" run --quiet --allow-net=127.0.0.1 --allow-env "$ROOT/local/sendgrid-capture/main.ts" \
@@ -610,6 +618,10 @@ ensure_http_processes() {
   if ! pid_alive push; then
     start_process push "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/push-capture/main.ts" --port "$PUSH_PORT"
+  fi
+  if ! pid_alive webhooks; then
+    start_process webhooks "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
   fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
   for name in $(function_names); do
@@ -633,6 +645,7 @@ ensure_http_processes() {
   wait_for_http mail "$MAIL_URL/_capture/messages" 60
   wait_for_http sms "$SMS_URL/_capture/messages" 60
   wait_for_http push "$PUSH_URL/_capture/messages" 60
+  wait_for_http webhooks "$WEBHOOK_RECEIVER_URL/_capture/requests" 60
   wait_for_http gateway "$API_URL/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
@@ -704,6 +717,7 @@ $auth_settings
 Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1/webhooks/sendgrid)
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
 Push capture URL: $PUSH_URL (endpoints $PUSH_URL/push/<token>; VAPID subject $VAPID_SUBJECT)
+Webhook receiver: $WEBHOOK_RECEIVER_URL (endpoints $WEBHOOK_RECEIVER_URL/hooks/<name>)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY
