@@ -44,8 +44,8 @@ VAPID_SUBJECT=mailto:push@pms.test
 # Push subscriptions may point at loopback http: the local push double. Never set where real
 # users subscribe (src/notifications/push.ts, src/push/settings.ts).
 PUSH_ALLOW_LOOPBACK_HTTP=true
-# Webhook subscriptions may point at loopback http: the local webhook receiver double. Never
-# set where tenants subscribe (src/webhook-delivery/endpoint.ts).
+# Webhook subscriptions may name loopback http: the local webhook receiver. Never set where
+# tenants save URLs (src/webhook-delivery/endpoint.ts).
 WEBHOOKS_ALLOW_LOOPBACK_HTTP=true
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
@@ -288,8 +288,8 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
-  WEBHOOK_RECEIVER_URL SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
+  SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
   PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
 
@@ -569,9 +569,8 @@ source_fingerprint() {
 # pooler instead, as a hosted project's should (docs/deploy.md); DATABASE_POOL_MODE
 # names the pooler's mode, which the local port does not tell (src/db/connection.ts).
 # PUSH_ALLOW_LOOPBACK_HTTP lets push subscriptions point at the local push double, on
-# loopback http; a hosted project never sets it (src/notifications/push.ts).
-# WEBHOOKS_ALLOW_LOOPBACK_HTTP does the same for webhook subscriptions and the webhook
-# receiver double (src/webhook-delivery/endpoint.ts).
+# loopback http, and WEBHOOKS_ALLOW_LOOPBACK_HTTP webhook subscriptions at the local
+# receiver; a hosted project sets neither (src/notifications/push.ts, src/webhook-delivery/endpoint.ts).
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -584,8 +583,7 @@ function_env() {
     SMS_AUTH_TOKEN="$SMS_AUTH_TOKEN" SMS_FROM_NUMBER="$SMS_FROM_NUMBER"
     SENDGRID_WEBHOOK_VERIFICATION_KEY="$SENDGRID_WEBHOOK_VERIFICATION_KEY"
     VAPID_PUBLIC_KEY="$VAPID_PUBLIC_KEY" VAPID_PRIVATE_KEY="$VAPID_PRIVATE_KEY" VAPID_SUBJECT="$VAPID_SUBJECT"
-    PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP"
-    WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
+    PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP" WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
   )
@@ -619,8 +617,8 @@ ensure_http_processes() {
     start_process push "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/push-capture/main.ts" --port "$PUSH_PORT"
   fi
-  if ! pid_alive webhooks; then
-    start_process webhooks "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+  if ! pid_alive webhook-receiver; then
+    start_process webhook-receiver "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
   fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
@@ -645,7 +643,7 @@ ensure_http_processes() {
   wait_for_http mail "$MAIL_URL/_capture/messages" 60
   wait_for_http sms "$SMS_URL/_capture/messages" 60
   wait_for_http push "$PUSH_URL/_capture/messages" 60
-  wait_for_http webhooks "$WEBHOOK_RECEIVER_URL/_capture/requests" 60
+  wait_for_http webhook-receiver "$WEBHOOK_RECEIVER_URL/_capture/requests" 60
   wait_for_http gateway "$API_URL/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120

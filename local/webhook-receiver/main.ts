@@ -23,9 +23,10 @@
 // registered, nothing is verified (verified: null). A scripted answer stands for what a
 // receiver does with a good webhook: fails (500), throttles (429 with Retry-After), is gone
 // (410), redirects (3xx with Location), or answers after delayMs, later than the sender waits.
+// Its body goes out as text when it is a string, as JSON otherwise.
 import { Webhook } from "standardwebhooks";
 import { readFlags, requireFlag } from "../args.ts";
-import { createTargetedScripts, isRecord, json, loggingCalls, sleep } from "../capture.ts";
+import { createTargetedScripts, isRecord, json, loggingCalls, type ScriptedResponse, sleep } from "../capture.ts";
 
 // One webhook as recorded; tests read these through GET /_capture/requests.
 export type ReceivedWebhook = {
@@ -101,10 +102,15 @@ async function receive(request: Request, name: string): Promise<Response> {
   record(scripted?.status ?? 204);
   if (scripted?.delayMs) await sleep(scripted.delayMs);
   if (!scripted) return new Response(null, { status: 204 });
-  // 204, 205 and 304 carry no body, whatever the script says.
-  const answer = scripted.body === undefined || [204, 205, 304].includes(scripted.status) ? null : JSON.stringify(scripted.body);
-  const contentType: Record<string, string> = answer === null ? {} : { "content-type": "application/json" };
-  return new Response(answer, { status: scripted.status, headers: { ...contentType, ...scripted.headers } });
+  return scriptedAnswer(scripted);
+}
+
+// A scripted body goes out as text when it is a string, as JSON otherwise; 204, 205 and 304
+// carry none, whatever the script says.
+function scriptedAnswer({ status, headers, body }: ScriptedResponse): Response {
+  if (body === undefined || [204, 205, 304].includes(status)) return new Response(null, { status, headers });
+  const [text, type] = typeof body === "string" ? [body, "text/plain; charset=utf-8"] : [JSON.stringify(body), "application/json"];
+  return new Response(text, { status, headers: { "content-type": type, ...headers } });
 }
 
 function isSecret(value: unknown): value is string {

@@ -130,7 +130,7 @@ Deno.test("webhook receiver: scripted answers come in order, one endpoint's befo
     { status: 500, body: { error: "database down" } },
     { status: 429, headers: { "retry-after": "7" } },
     { status: 302, headers: { location: `${second.url}?redirected` } },
-    { status: 410 },
+    { status: 410, body: "endpoint removed" },
   );
   await webhookReceiver.script(undefined, { status: 503 });
 
@@ -139,6 +139,7 @@ Deno.test("webhook receiver: scripted answers come in order, one endpoint's befo
   assert.deepEqual(results.map(statusOf), [500, 429, 302, 410, 503]);
   assert.ok(results[0]!.outcome === "response" && results[0]!.snippet === '{"error":"database down"}');
   assert.ok(results[1]!.outcome === "response" && results[1]!.retryAfter === "7");
+  assert.ok(results[3]!.outcome === "response" && results[3]!.snippet === "endpoint removed", "a string body goes out as text");
   assert.equal(statusOf((await deliver(first.url, [secret])).result), 204);
   // The redirect was not followed: the endpoint it named got nothing.
   assert.deepEqual(await webhookReceiver.requests(second.name), []);
