@@ -24,6 +24,52 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// The answers of a POST /_capture/script body, or null when they are not [{status, ...}].
+function scriptedResponses(responses: unknown): ScriptedResponse[] | null {
+  return Array.isArray(responses) && responses.every((response) => isRecord(response) && Number.isInteger(response.status))
+    ? responses as ScriptedResponse[]
+    : null;
+}
+
+// Scripted answers for the next requests to one target of a double (a push subscription's
+// token, a webhook endpoint's name) or to any: a target's own queue first, then the shared one.
+export type TargetedScripts = {
+  // The next answer for a request to `target`, taken off its queue; undefined when none is
+  // queued. The caller waits out its delayMs.
+  take(target: string): ScriptedResponse | undefined;
+  // POST /_capture/script with {<key>?, responses: [{status, headers?, body?, delayMs?}]}.
+  set(request: Request): Promise<Response>;
+  clear(): void;
+};
+
+// `key`: the body's field that names the target (token, name).
+export function createTargetedScripts(key: string): TargetedScripts {
+  let byTarget = new Map<string, ScriptedResponse[]>();
+  let any: ScriptedResponse[] = [];
+  return {
+    take(target) {
+      const queued = byTarget.get(target);
+      return queued?.length ? queued.shift() : any.shift();
+    },
+    async set(request) {
+      const body: unknown = await request.json().catch(() => null);
+      const responses = isRecord(body) ? scriptedResponses(body.responses) : null;
+      const target = isRecord(body) ? body[key] : undefined;
+      if (!responses || (target !== undefined && typeof target !== "string")) {
+        return json(400, { message: `expected {${key}?, responses: [{status, headers?, body?, delayMs?}]}` });
+      }
+      const queue = typeof target === "string" ? byTarget.get(target) ?? [] : any;
+      queue.push(...responses);
+      if (typeof target === "string") byTarget.set(target, queue);
+      return json(200, { pending: queue.length });
+    },
+    clear() {
+      byTarget = new Map();
+      any = [];
+    },
+  };
+}
+
 // How the reports about one accepted message are posted: as they happened, each event
 // in a post of its own, or the last first; every post twice (a provider that lost the
 // first answer, or that retries); the first after `delayMs` (the provider's batching),
@@ -115,11 +161,9 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
 
   async function setScript(request: Request): Promise<Response> {
     const body: unknown = await request.json().catch(() => null);
-    if (!isRecord(body) || !Array.isArray(body.responses) ||
-        !body.responses.every((r) => isRecord(r) && Number.isInteger(r.status))) {
-      return json(400, { message: "expected {responses: [{status, headers?, body?, delayMs?}]}" });
-    }
-    script.push(...(body.responses as ScriptedResponse[]));
+    const responses = isRecord(body) ? scriptedResponses(body.responses) : null;
+    if (!responses) return json(400, { message: "expected {responses: [{status, headers?, body?, delayMs?}]}" });
+    script.push(...responses);
     return json(200, { pending: script.length });
   }
 

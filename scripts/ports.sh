@@ -4,9 +4,9 @@
 #   PMS_PORT_BASE   the base; unset: the base the stack in this tree last came up
 #                   with (kept in .stack/stack.env), else 54320, Supabase's own ports.
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
-# mail +4, Auth +5, SMS +6, the push service double +7, the connection pooler +9, the
-# functions from +10 on; the benchmark's own two api instances take +18 and +19 while it
-# runs. +3 (Supabase Studio's) and +8 are free.
+# mail +4, Auth +5, SMS +6, the push service double +7, the webhook receiver double +8,
+# the connection pooler +9, the functions from +10 on; the benchmark's own two api
+# instances take +18 and +19 while it runs. +3 (Supabase Studio's) is free.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "${PMS_PORT_BASE:-}" ] && [ -f "$ports_root/.stack/stack.env" ]; then
   PMS_PORT_BASE=$(sed -nE "s/^PMS_PORT_BASE='?([0-9]+)'?$/\1/p" "$ports_root/.stack/stack.env")
@@ -24,6 +24,7 @@ MAIL_PORT=$((PMS_PORT_BASE + 4))
 AUTH_PORT=$((PMS_PORT_BASE + 5))
 SMS_PORT=$((PMS_PORT_BASE + 6))
 PUSH_PORT=$((PMS_PORT_BASE + 7))
+WEBHOOK_RECEIVER_PORT=$((PMS_PORT_BASE + 8))
 POOLER_PORT=$((PMS_PORT_BASE + 9))
 FUNCTIONS_FIRST_PORT=$((PMS_PORT_BASE + 10))
 BENCH_FIRST_PORT=$((PMS_PORT_BASE + 18))
@@ -35,4 +36,5 @@ AUTH_URL="http://127.0.0.1:$AUTH_PORT"
 MAIL_URL="http://127.0.0.1:$MAIL_PORT"
 SMS_URL="http://127.0.0.1:$SMS_PORT"
 PUSH_URL="http://127.0.0.1:$PUSH_PORT"
+WEBHOOK_RECEIVER_URL="http://127.0.0.1:$WEBHOOK_RECEIVER_PORT"
 unset ports_root

@@ -3,7 +3,8 @@
 # from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
 # way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
 # built from its upstream source, the Edge Functions under Deno behind an nginx gateway
-# on :54321, and the SendGrid, SMS and Web Push doubles. The ports follow PMS_PORT_BASE
+# on :54321, the SendGrid, SMS and Web Push doubles, and the webhook receiver double (a
+# tenant's endpoint for outbound webhooks). The ports follow PMS_PORT_BASE
 # (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
@@ -287,7 +288,7 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
   PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
@@ -600,7 +601,8 @@ ensure_http_processes() {
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
   # The SendGrid double posts its signed events to the api function's webhook through the
   # gateway, as SendGrid posts to the project URL; the SMS double posts each message's
-  # status to the callback URL the worker gives it. The push double only takes pushes.
+  # status to the callback URL the worker gives it. The push double only takes pushes, and
+  # the webhook receiver only takes webhooks.
   if ! pid_alive mail; then
     start_process mail "${deno_env[@]}" SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY="$SENDGRID_EVENT_WEBHOOK_PRIVATE_KEY" \
       -- "$DENO" run --quiet --allow-net=127.0.0.1 --allow-env "$ROOT/local/sendgrid-capture/main.ts" \
@@ -614,6 +616,10 @@ ensure_http_processes() {
   if ! pid_alive push; then
     start_process push "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/push-capture/main.ts" --port "$PUSH_PORT"
+  fi
+  if ! pid_alive webhook-receiver; then
+    start_process webhook-receiver "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
   fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
   for name in $(function_names); do
@@ -637,6 +643,7 @@ ensure_http_processes() {
   wait_for_http mail "$MAIL_URL/_capture/messages" 60
   wait_for_http sms "$SMS_URL/_capture/messages" 60
   wait_for_http push "$PUSH_URL/_capture/messages" 60
+  wait_for_http webhook-receiver "$WEBHOOK_RECEIVER_URL/_capture/requests" 60
   wait_for_http gateway "$API_URL/_gateway/health" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
@@ -712,6 +719,7 @@ $auth_settings
 Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1/webhooks/sendgrid)
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
 Push capture URL: $PUSH_URL (endpoints $PUSH_URL/push/<token>; VAPID subject $VAPID_SUBJECT)
+Webhook receiver: $WEBHOOK_RECEIVER_URL (endpoints $WEBHOOK_RECEIVER_URL/hooks/<name>)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY

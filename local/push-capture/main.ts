@@ -30,7 +30,7 @@
 // those checks, as a subscription that is gone or a throttled service answers a valid push.
 import { jwtVerify } from "jose";
 import { readFlags, requireFlag } from "../args.ts";
-import { isRecord, json, loggingCalls, type ScriptedResponse, sleep } from "../capture.ts";
+import { createTargetedScripts, isRecord, json, loggingCalls, sleep } from "../capture.ts";
 
 // One push as recorded; test/support/push.ts reads these through /_capture.
 export type Attempt = {
@@ -66,8 +66,7 @@ const PUSH_PATH = /^\/push\/([A-Za-z0-9_-]{1,200})$/;
 
 let attempts: Attempt[] = [];
 // Scripted answers for one subscription's next pushes, and for any push after those.
-let scripts = new Map<string, ScriptedResponse[]>();
-let anyScript: ScriptedResponse[] = [];
+const scripts = createTargetedScripts("token");
 // Subscriptions made with an application server key: pushes to them must carry it.
 let restrictedTo = new Map<string, string>();
 
@@ -199,8 +198,7 @@ async function push(request: Request, token: string): Promise<Response> {
     if (problem) return refuse(400, problem);
   }
 
-  const queued = scripts.get(token);
-  const scripted = queued?.length ? queued.shift() : anyScript.shift();
+  const scripted = scripts.take(token);
   if (scripted?.delayMs) await sleep(scripted.delayMs);
   if (scripted && (scripted.status < 200 || scripted.status > 299)) {
     attempts.push({ ...attempt, status: scripted.status });
@@ -229,23 +227,6 @@ async function subscribe(request: Request): Promise<Response> {
   return json(201, { token, endpoint: `${new URL(request.url).origin}/push/${token}` });
 }
 
-async function setScript(request: Request): Promise<Response> {
-  const body: unknown = await request.json().catch(() => null);
-  if (!isRecord(body) || !Array.isArray(body.responses) || (body.token !== undefined && typeof body.token !== "string") ||
-      !body.responses.every((r) => isRecord(r) && Number.isInteger(r.status))) {
-    return json(400, { message: "expected {token?, responses: [{status, headers?, body?, delayMs?}]}" });
-  }
-  const responses = body.responses as ScriptedResponse[];
-  if (typeof body.token === "string") {
-    const queue = scripts.get(body.token) ?? [];
-    queue.push(...responses);
-    scripts.set(body.token, queue);
-    return json(200, { pending: queue.length });
-  }
-  anyScript.push(...responses);
-  return json(200, { pending: anyScript.length });
-}
-
 function control(request: Request): Response | Promise<Response> | null {
   const url = new URL(request.url);
   const token = url.searchParams.get("token");
@@ -259,13 +240,12 @@ function control(request: Request): Response | Promise<Response> | null {
       attempts = attempts.filter((attempt) => !ofToken(attempt));
       return new Response(null, { status: 204 });
     case "POST /_capture/script":
-      return setScript(request);
+      return scripts.set(request);
     case "POST /_capture/subscriptions":
       return subscribe(request);
     case "DELETE /_capture":
       attempts = [];
-      scripts = new Map();
-      anyScript = [];
+      scripts.clear();
       restrictedTo = new Map();
       return new Response(null, { status: 204 });
     default:

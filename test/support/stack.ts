@@ -73,6 +73,11 @@ export const stack = {
   get pushUrl() {
     return setting("PUSH_URL");
   },
+  // The webhook receiver double (local/webhook-receiver): a subscription's endpoint is
+  // {webhookReceiverUrl}/hooks/{name}.
+  get webhookReceiverUrl() {
+    return setting("WEBHOOK_RECEIVER_URL");
+  },
   get jwtSecret() {
     return setting("JWT_SECRET");
   },
@@ -100,6 +105,10 @@ export const stack = {
   // Whether the api function takes push subscriptions whose endpoint is on this machine.
   get pushAllowsLoopbackEndpoints() {
     return setting("PUSH_ALLOW_LOOPBACK_HTTP") === "true";
+  },
+  // Whether the functions post webhooks to endpoints on this machine (the receiver double).
+  get webhooksAllowLoopbackEndpoints() {
+    return setting("WEBHOOKS_ALLOW_LOOPBACK_HTTP") === "true";
   },
   // The VAPID public key the api function offers browsers; null when the stack gives it none.
   get vapidPublicKey() {
