@@ -1,10 +1,11 @@
 // Outbound webhooks in the tests: the webhooks worker function called as the scheduler
-// calls it, and the local receiver (local/webhook-receiver) that verifies and records.
+// calls it, and subscriptions to the local receiver (test/support/webhook-receiver.ts).
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { WebhookRunSummary } from "../../src/webhook-delivery/worker.ts";
 import { type Client, expectStatus, type Schemas } from "./api.ts";
 import { stack } from "./stack.ts";
+import { webhookReceiver } from "./webhook-receiver.ts";
 
 export type WithSecret = Schemas["WebhookSubscriptionWithSecret"];
 
@@ -45,49 +46,11 @@ export async function dueNow(sql: postgres.Sql): Promise<void> {
   await sql`select pgmq.set_vt('webhooks', msg_id, 0) from pgmq.q_webhooks where vt > clock_timestamp()`;
 }
 
-// ---------------------------------------------------------------- the receiver
-
-export type ReceivedWebhook = {
-  name: string;
-  receivedAt: string;
-  headers: Record<string, string>;
-  body: string;
-  json: unknown;
-  // null: no secret registered for the name; else whether one of them verified it.
-  verified: boolean | null;
-  status: number;
-};
-
-export const receiver = {
-  // The URL a subscription names to post to the receiver's endpoint `name`.
-  url(name: string): string {
-    return `${stack.webhookReceiverUrl}/hooks/${name}`;
-  },
-  async register(name: string, secrets: string[]): Promise<void> {
-    const response = await fetch(`${stack.webhookReceiverUrl}/_capture/endpoints/${name}`, {
-      method: "PUT", body: JSON.stringify({ secrets }), headers: { "content-type": "application/json" },
-    });
-    await response.body?.cancel();
-    assert.ok(response.ok, `the receiver registered ${name}'s secrets: ${response.status}`);
-  },
-  async script(name: string, responses: { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }[]) {
-    const response = await fetch(`${stack.webhookReceiverUrl}/_capture/script`, {
-      method: "POST", body: JSON.stringify({ name, responses }), headers: { "content-type": "application/json" },
-    });
-    await response.body?.cancel();
-    assert.ok(response.ok, `the receiver took the script: ${response.status}`);
-  },
-  async requests(name: string): Promise<ReceivedWebhook[]> {
-    const response = await fetch(`${stack.webhookReceiverUrl}/_capture/requests?name=${encodeURIComponent(name)}`);
-    assert.equal(response.status, 200);
-    return await response.json() as ReceivedWebhook[];
-  },
-};
-
-// A subscription to the receiver's endpoint `name`, its secret registered there.
-export async function subscribeReceiver(api: Client, name: string, fields: Record<string, unknown> = {}): Promise<WithSecret> {
-  const response = await api.post("/webhook-subscriptions", { url: receiver.url(name), ...fields });
+// A subscription to a fresh endpoint of the receiver, its secret registered there.
+export async function subscribeReceiver(api: Client, fields: Record<string, unknown> = {}) {
+  const endpoint = webhookReceiver.endpoint();
+  const response = await api.post("/webhook-subscriptions", { url: endpoint.url, ...fields });
   const created = await expectStatus<WithSecret>("POST", "/v1/webhook-subscriptions", response, 201);
-  await receiver.register(name, [created.secret]);
-  return created;
+  await webhookReceiver.register(endpoint.name, [created.secret]);
+  return { ...created, endpoint: endpoint.name };
 }

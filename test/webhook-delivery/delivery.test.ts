@@ -3,25 +3,18 @@
 // with the Standard Webhooks reference library and records what it got. Bodies are checked
 // against the schemas the OpenAPI document's webhooks section is built from.
 import assert from "node:assert/strict";
+import { z } from "zod";
 import { client, expectStatus, representation, type Schemas, withFixture } from "../support/api.ts";
 import { createStay, stepReservation } from "../support/domain.ts";
 import { drainQueue } from "../support/notifications.ts";
-import {
-  drainWebhooks,
-  dueNow,
-  receiver,
-  runWebhookWorker,
-  subscribeReceiver,
-  webhookSummary,
-} from "../support/outbound-webhooks.ts";
+import { drainWebhooks, dueNow, runWebhookWorker, subscribeReceiver, webhookSummary } from "../support/outbound-webhooks.ts";
+import { webhookReceiver as receiver } from "../support/webhook-receiver.ts";
 import { webhookEventSchema } from "../../src/webhook-subscriptions/events.ts";
 import type { deliveredEventTypes } from "../../src/webhook-subscriptions/schema.ts";
 
 type EventType = (typeof deliveredEventTypes)[number];
 type Delivery = Schemas["WebhookDeliveryDetail"];
 type Envelope = { id: string; type: EventType; data: Record<string, unknown> };
-
-const unique = (label: string) => `${label}-${crypto.randomUUID().slice(0, 8)}`;
 
 // Every body the receiver got for `name`, checked: signed as the reference verifier
 // accepts, and the documented shape of its type (no field more, none less).
@@ -30,8 +23,16 @@ async function verifiedBodies(name: string): Promise<Envelope[]> {
   return got.map((request) => {
     assert.equal(request.verified, true, `the reference verifier accepted ${request.headers["webhook-id"]}`);
     const body = request.json as Envelope;
-    const parsed = webhookEventSchema(body.type).strict().safeParse(body);
+    const schema = webhookEventSchema(body.type).strict();
+    const parsed = schema.safeParse(body);
     assert.ok(parsed.success, `${body.type} has its documented body: ${JSON.stringify(parsed.error?.issues)}`);
+    // A parse drops fields it does not know; the documented resources have exactly theirs.
+    assert.deepEqual(Object.keys(body.data).sort(), Object.keys(schema.shape.data.shape).sort(), `${body.type}'s data`);
+    for (const [field, fieldSchema] of Object.entries(schema.shape.data.shape)) {
+      if (fieldSchema instanceof z.ZodObject) {
+        assert.deepEqual(Object.keys(body.data[field] as object).sort(), Object.keys(fieldSchema.shape).sort(), `${body.type}'s ${field}`);
+      }
+    }
     assert.equal(request.headers["webhook-id"], body.id, "webhook-id is the event's id");
     return body;
   });
@@ -44,8 +45,7 @@ async function deliveryOf(api: ReturnType<typeof client>, id: string): Promise<D
 Deno.test("every event type reaches the endpoint, signed and in the documented shape, a stay's events in order", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("hooks-events");
-    const name = unique("all-events");
-    await subscribeReceiver(t.ownerClient, name);
+    const { endpoint: name } = await subscribeReceiver(t.ownerClient);
     await drainWebhooks(sql);
 
     const stay = await createStay(t.ownerClient, { status: "confirmed" });
@@ -95,14 +95,19 @@ Deno.test("a change rolled back delivers nothing; a subscription limited to a ty
     const t = await tenant("hooks-filters");
     const stay = await createStay(t.ownerClient, { status: "confirmed" });
     const elsewhere = await createStay(t.ownerClient, { status: "confirmed" });
-    const name = unique("check-ins-here");
-    await subscribeReceiver(t.ownerClient, name, { eventTypes: ["reservation.checked_in"], propertyIds: [stay.property.id] });
+    const { endpoint: name } = await subscribeReceiver(t.ownerClient,
+      { eventTypes: ["reservation.checked_in"], propertyIds: [stay.property.id] });
     await drainWebhooks(sql);
 
-    await sql.begin(async (tx) => {
+    const rollBack = new Error("rolled back on purpose");
+    const outcome = await sql.begin(async (tx) => {
       await tx`update public.reservations set status = 'checked_in' where id = ${stay.reservation.id}`;
-      await tx`rollback`;
-    }).catch(() => {});
+      const [inside] = await tx<{ count: number }[]>`
+        select count(*)::int as count from public.webhook_events where tenant_id = ${t.tenantId}`;
+      assert.equal(inside?.count, 1, "inside the transaction the check-in made its event");
+      throw rollBack;
+    }).catch((error: unknown) => error);
+    assert.equal(outcome, rollBack);
     const [rolledBack] = await sql<{ count: number }[]>`
       select count(*)::int as count from public.webhook_events where tenant_id = ${t.tenantId}`;
     assert.equal(rolledBack?.count, 0, "the rolled-back check-in left no event");
@@ -120,13 +125,10 @@ Deno.test("a change rolled back delivers nothing; a subscription limited to a ty
 Deno.test("a failing endpoint: retried with backoff and Retry-After, every attempt recorded, then delivered", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("hooks-retry");
-    const name = unique("flaky");
-    const subscription = await subscribeReceiver(t.ownerClient, name);
+    const subscription = await subscribeReceiver(t.ownerClient);
+    const name = subscription.endpoint;
     await drainWebhooks(sql);
-    await receiver.script(name, [
-      { status: 500, body: "database is down" },
-      { status: 429, headers: { "retry-after": "900" } },
-    ]);
+    await receiver.script(name, { status: 500, body: "database is down" }, { status: 429, headers: { "retry-after": "900" } });
     const queued = await expectStatus<{ deliveryId: string }>("POST", "/v1/webhook-subscriptions/{id}/test",
       await t.ownerClient.post(`/webhook-subscriptions/${subscription.id}/test`, {}), 202);
 
@@ -163,11 +165,11 @@ Deno.test("410 Gone disables the subscription, and a day of failures does too; t
     const t = await tenant("hooks-disable");
     const admin = client(await memberOf(t, "admin"), t.tenantId);
     const staff = client(await memberOf(t, "staff"), t.tenantId);
-    const gone = await subscribeReceiver(t.ownerClient, unique("gone"));
-    const failing = await subscribeReceiver(t.ownerClient, unique("failing"));
+    const gone = await subscribeReceiver(t.ownerClient);
+    const failing = await subscribeReceiver(t.ownerClient);
     await drainWebhooks(sql);
-    await receiver.script(new URL(gone.url).pathname.split("/").pop()!, [{ status: 410 }]);
-    await receiver.script(new URL(failing.url).pathname.split("/").pop()!, [{ status: 502 }]);
+    await receiver.script(gone.endpoint, { status: 410 });
+    await receiver.script(failing.endpoint, { status: 502 });
     await sql`update public.webhook_subscriptions set failing_since = now() - interval '25 hours' where id = ${failing.id}`;
 
     for (const subscription of [gone, failing]) {
@@ -196,8 +198,8 @@ Deno.test("410 Gone disables the subscription, and a day of failures does too; t
 Deno.test("a rotation's overlap signs with both secrets; a redelivery goes again under the same webhook-id", () =>
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("hooks-rotate-deliver");
-    const name = unique("rotating");
-    const subscription = await subscribeReceiver(t.ownerClient, name);
+    const subscription = await subscribeReceiver(t.ownerClient);
+    const name = subscription.endpoint;
     await drainWebhooks(sql);
     const rotated = await expectStatus<{ secret: string }>("POST", "/v1/webhook-subscriptions/{id}/rotate-secret",
       await t.ownerClient.post(`/webhook-subscriptions/${subscription.id}/rotate-secret`, { overlapHours: 1 }), 200);
@@ -224,7 +226,7 @@ Deno.test("deliveries and attempts are the tenant's own; a URL saved before it b
   withFixture(async ({ sql, tenant }) => {
     const t = await tenant("hooks-isolation");
     const other = await tenant("hooks-isolation-other");
-    const subscription = await subscribeReceiver(t.ownerClient, unique("isolated"));
+    const subscription = await subscribeReceiver(t.ownerClient);
     const test = await expectStatus<{ deliveryId: string }>("POST", "/v1/webhook-subscriptions/{id}/test",
       await t.ownerClient.post(`/webhook-subscriptions/${subscription.id}/test`, {}), 202);
     await drainWebhooks(sql);
