@@ -10,6 +10,7 @@ import { z } from "zod";
 import { compileNow } from "../db/compile-once.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims } from "../db/queue-claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery } from "./delivery.ts";
@@ -22,21 +23,7 @@ import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
 
-export type WorkerSettings = {
-  // Jobs one run takes at most.
-  batchSize: number;
-  // A run claims nothing more once this long has passed since it began: the schedule
-  // calls every 10 seconds, and a backlog is drained by the runs in turn, not by one.
-  runBudgetMs: number;
-  // Jobs claimed together and worked on at once. A claim's provider calls run side by
-  // side, so a claim takes about as long as its slowest job, and a run of several
-  // claims never outlives the visibility timeout of the jobs it holds.
-  claimSize: number;
-  // Claims worked at the same time. While one claim waits on the provider or the
-  // database the other has work for the function's thread; SKIP LOCKED keeps them apart.
-  claimsInFlight: number;
-  // How long a claimed job stays invisible: longer than one job can take.
-  visibilityTimeoutSeconds: number;
+export type WorkerSettings = ClaimSettings & {
   // Deliveries tried before a transient failure becomes `failed`.
   maxAttempts: number;
   baseDelaySeconds: number;
@@ -71,7 +58,7 @@ export type RunSummary = { read: number; sent: number; failed: number; skipped: 
 
 const jobMessage = z.object({ notificationId: z.uuid(), tenantId: z.uuid() });
 
-type Job = { msgId: string; readCount: number; message: unknown };
+type Job = ClaimedJob;
 
 // A job whose message names a notification in a tenant.
 type TenantJob = Job & { notificationId: string; tenantId: string };
@@ -94,42 +81,8 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
 }
 
 export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
-  const { settings } = deps;
   const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  const started = deps.now();
-  // Jobs asked for by claims not yet answered, so that the claims side by side never
-  // ask for more than the batch between them.
-  let asking = 0;
-  let exhausted = false;
-
-  const claimInTurn = async () => {
-    while (!exhausted && summary.read + asking < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
-      const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
-      asking += asked;
-      const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
-        select msg_id::text, read_ct, message from pgmq.read(${QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})
-      `.catch((error) => {
-        asking -= asked;
-        throw error;
-      });
-      asking -= asked;
-      summary.read += claimed.length;
-      // Fewer than asked: the queue has nothing more to give now.
-      if (claimed.length < asked) exhausted = true;
-      if (claimed.length === 0) break;
-      const jobs = claimed.map((row) => ({ msgId: row.msg_id, readCount: row.read_ct, message: row.message }));
-      try {
-        for (const outcome of await processClaim(deps, jobs)) summary[outcome]++;
-      } catch (error) {
-        // Nothing of the claim was recorded; its jobs come back when their timeout ends.
-        deps.logger.error(`notification jobs errored; they will be tried again: ${String(error)}`, {
-          msgIds: jobs.map((job) => job.msgId),
-        });
-      }
-    }
-  };
-
-  await Promise.all(Array.from({ length: Math.max(1, settings.claimsInFlight) }, claimInTurn));
+  await drainInClaims(deps, QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
 }
 

@@ -8,6 +8,7 @@ import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
 import { compileNow } from "../db/compile-once.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims } from "../db/queue-claims.ts";
 import type { Sql } from "../db/pool.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import type { Logger } from "../http/router.ts";
@@ -16,16 +17,7 @@ import { retryAfterSeconds, retryDelaySeconds } from "./schedule.ts";
 
 export const WEBHOOKS_QUEUE = "webhooks";
 
-export type WebhookWorkerSettings = {
-  // Jobs one run takes at most, and how long it keeps claiming (the schedule's period is
-  // longer).
-  batchSize: number;
-  runBudgetMs: number;
-  // Jobs claimed together, and claims worked at the same time.
-  claimSize: number;
-  claimsInFlight: number;
-  // Longer than a claim's posts can take: the endpoint's timeout and the settle.
-  visibilityTimeoutSeconds: number;
+export type WebhookWorkerSettings = ClaimSettings & {
   // How long a delivery waits, at least, for the same stay's earlier delivery to the same
   // subscription to end before it is looked at again.
   orderWaitSeconds: number;
@@ -78,7 +70,7 @@ export type WebhookRunSummary = {
 
 const jobMessage = z.object({ tenantId: z.uuid(), deliveryId: z.uuid() });
 
-type Job = { msgId: string; message: unknown };
+type Job = ClaimedJob;
 type TenantJob = Job & { tenantId: string; deliveryId: string };
 
 type AttemptRecord = {
@@ -117,35 +109,8 @@ const ERROR_LENGTH = 1000;
 const clip = (text: string) => text.length <= ERROR_LENGTH ? text : `${text.slice(0, ERROR_LENGTH - 1)}…`;
 
 export async function runWebhookWorker(deps: WebhookWorkerDependencies): Promise<WebhookRunSummary> {
-  const { settings } = deps;
   const summary: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
-  const started = deps.now();
-  let asking = 0;
-  let exhausted = false;
-
-  const claimInTurn = async () => {
-    while (!exhausted && summary.read + asking < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
-      const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
-      asking += asked;
-      const claimed = await deps.sql<{ msg_id: string; message: unknown }[]>`
-        select msg_id::text, message from pgmq.read(${WEBHOOKS_QUEUE}, ${settings.visibilityTimeoutSeconds}, ${asked})
-      `.finally(() => asking -= asked);
-      summary.read += claimed.length;
-      if (claimed.length < asked) exhausted = true;
-      if (claimed.length === 0) break;
-      const jobs = claimed.map((row) => ({ msgId: row.msg_id, message: row.message }));
-      try {
-        for (const outcome of await processClaim(deps, jobs)) summary[outcome]++;
-      } catch (error) {
-        // Nothing of the claim was recorded; its jobs come back when their timeout ends.
-        deps.logger.error(`webhook jobs errored; they will be tried again: ${String(error)}`, {
-          msgIds: jobs.map((job) => job.msgId),
-        });
-      }
-    }
-  };
-
-  await Promise.all(Array.from({ length: Math.max(1, settings.claimsInFlight) }, claimInTurn));
+  await drainInClaims(deps, WEBHOOKS_QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
 }
 

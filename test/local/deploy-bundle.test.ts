@@ -21,6 +21,7 @@ const DENO_DIR = Deno.env.get("DENO_DIR") || join(ROOT, ".stack/deno");
 const DEPLOYED: Record<string, { verifyJwt: boolean }> = {
   api: { verifyJwt: false },
   "notifications-worker": { verifyJwt: false },
+  "webhooks-worker": { verifyJwt: false },
 };
 const TEST_ONLY = ["bench-ceiling"];
 // Where config.toml points every deployed function's import map (../deno.json from

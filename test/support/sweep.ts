@@ -111,6 +111,9 @@ export function bodiesFor(
     setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
     createApiKey: { name: "Probe integration", propertyId: f.propertyId },
     registerPushSubscription: f.browser,
+    createWebhookSubscription: { url: "https://probe.example.com/other" },
+    updateWebhookSubscription: { description: "changed by a probe" },
+    rotateWebhookSecret: {},
     recordExternalPayment: { amount: 100, currency: "EUR", method: "card", externalReference: unique("probe") },
   };
 }
@@ -176,6 +179,12 @@ export async function world(fixture: Fixture): Promise<World> {
   const inboxMessage = (await deliverToInbox(fixture.sql, a.tenantId, staff.id)).id;
   // The staff member's browser, for the same reason.
   const subscription = (await register(client(staff, a.tenantId), await browserSubscription(), 201)).id;
+  // A webhook subscription, and a delivery of its test event (never posted: no worker runs here).
+  const webhookSubscription = await made("/webhook-subscriptions", "/v1/webhook-subscriptions", {
+    url: "https://probe.example.com/hooks", enabled: false,
+  });
+  const webhookDelivery = (await expectStatus<{ deliveryId: string }>("POST", "/v1/webhook-subscriptions/{id}/test",
+    await owner.post(`/webhook-subscriptions/${webhookSubscription}/test`), 202)).deliveryId;
 
   return {
     a,
@@ -191,6 +200,7 @@ export async function world(fixture: Fixture): Promise<World> {
         properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
         notifications: notification, "api-keys": apiKey.id, inbox: inboxMessage, subscriptions: subscription,
+        "webhook-subscriptions": webhookSubscription, "webhook-deliveries": webhookDelivery,
       },
     },
     bodies: bodiesFor({
