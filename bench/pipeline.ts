@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { RunSummary } from "../src/notifications/worker.ts";
+import { drainByCalls } from "./drain.ts";
 import { benchStaff, tenantId } from "./fixtures.ts";
 
 export type PipelineContext = {
@@ -148,19 +149,8 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
   assert.equal(ids.length, expected, `${checkIns} check-ins made ${expected} notifications`);
 
-  const drainStarted = performance.now();
-  const total: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  let workerRuns = 0;
-  let lastWork = drainStarted;
-  for (;;) {
-    const run = await callWorker(context);
-    workerRuns++;
-    if (run.read === 0) break;
-    lastWork = performance.now();
-    for (const key of Object.keys(total) as (keyof RunSummary)[]) total[key] += run[key];
-    assert.ok(workerRuns < 10_000, "the worker drains the queue");
-  }
-  const drainSeconds = (lastWork - drainStarted) / 1000;
+  const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
+    { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 } as RunSummary);
   context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
 
   // Every notification sent once: each email and SMS accepted exactly once by its provider,

@@ -7,6 +7,7 @@
 // secret registered), so the number is the worker's.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
+import { drainByCalls } from "./drain.ts";
 import { tenantId } from "./fixtures.ts";
 
 export type WebhooksContext = {
@@ -77,19 +78,8 @@ export async function webhooks(context: WebhooksContext): Promise<WebhooksResult
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
   assert.equal(events.length, expected, `${expected} events emitted`);
 
-  const drainStarted = performance.now();
-  const total: Summary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
-  let workerRuns = 0;
-  let lastWork = drainStarted;
-  for (;;) {
-    const run = await callWorker(context);
-    workerRuns++;
-    if (run.read === 0) break;
-    lastWork = performance.now();
-    for (const key of Object.keys(total) as (keyof Summary)[]) total[key] += run[key];
-    assert.ok(workerRuns < 10_000, "the webhooks worker drains the queue");
-  }
-  const drainSeconds = (lastWork - drainStarted) / 1000;
+  const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
+    { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 } as Summary);
   context.log(`  webhooks worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
 
   const [outcome] = await sql<{ succeeded: number }[]>`
