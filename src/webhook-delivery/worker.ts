@@ -184,13 +184,11 @@ const loadQuery = (deliveryIds: readonly string[]) => compileNow((db) =>
       "e.id as event_id", "e.type", "e.data", "e.occurred_at",
       "s.url", "s.enabled", "s.secret", "s.previous_secret", "s.previous_secret_expires_at", "s.failing_since",
       // The latest next attempt among the same stay's earlier deliveries to the same
-      // subscription that have not ended: this one waits until then.
-      raw<string | null>`(select max(p.next_attempt_at) from public.webhook_deliveries p
+      // subscription that have not ended (one without a next attempt counts as due now):
+      // this one waits until then. Null: none is pending.
+      raw<string | null>`(select max(coalesce(p.next_attempt_at, now())) from public.webhook_deliveries p
         where p.tenant_id = d.tenant_id and p.subscription_id = d.subscription_id and p.reservation_id = d.reservation_id
           and p.status = 'pending' and p.sequence < d.sequence)`.as("earlier_pending_until"),
-      raw<boolean>`exists (select from public.webhook_deliveries p
-        where p.tenant_id = d.tenant_id and p.subscription_id = d.subscription_id and p.reservation_id = d.reservation_id
-          and p.status = 'pending' and p.sequence < d.sequence)`.as("earlier_pending"),
     ])
     .where(raw<boolean>`d.id in (${raw.raw(deliveryIds.map(uuidLiteral).join(", "))})`)
     .compile()
@@ -210,8 +208,8 @@ async function decide(deps: WebhookWorkerDependencies, job: TenantJob, loaded: L
       delivery: { id: loaded.id, status: "cancelled", nextAttemptAt: null },
     };
   }
-  if (loaded.earlier_pending) {
-    const until = loaded.earlier_pending_until ? Date.parse(loaded.earlier_pending_until) : nowMs;
+  if (loaded.earlier_pending_until !== null) {
+    const until = Date.parse(loaded.earlier_pending_until);
     const wait = Math.max(deps.settings.orderWaitSeconds, Math.ceil((until - nowMs) / 1000) + 1);
     return { job, summary: "waiting", postponeSeconds: wait };
   }

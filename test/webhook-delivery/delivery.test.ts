@@ -68,7 +68,8 @@ Deno.test("every event type reaches the endpoint, signed and in the documented s
     const other = await createStay(t.ownerClient, { status: "confirmed" });
     await stepReservation(t.ownerClient, other.reservation.id, "cancel");
 
-    await drainWebhooks(sql);
+    const drained = await drainWebhooks(sql);
+    assert.ok(drained.waiting > 0, "the stay's later events waited for its earlier ones in the same claim");
     const bodies = await verifiedBodies(name);
     const types = new Set(bodies.map((body) => body.type));
     for (const type of [
