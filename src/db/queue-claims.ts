@@ -38,14 +38,26 @@ export async function drainInClaims<Outcome extends string>(
   // for more than the batch between them.
   let asking = 0;
   let exhausted = false;
+  // Claims read the queue one after another, though they work side by side: two reads at
+  // once would split the visible jobs between them (pgmq.read skips rows the other has
+  // locked), and two jobs for one notification in different claims in flight would both
+  // find it pending. In turn, the jobs a claim can hold go to one claim.
+  let reading: Promise<unknown> = Promise.resolve();
+  const readInTurn = <T>(read: () => Promise<T>): Promise<T> => {
+    const result = reading.then(read);
+    reading = result.catch(() => {});
+    return result;
+  };
 
   const claimInTurn = async () => {
     while (!exhausted && summary.read + asking < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
       const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
       asking += asked;
-      const claimed = await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
-        select msg_id::text, read_ct, message from pgmq.read(${queue}, ${settings.visibilityTimeoutSeconds}, ${asked})
-      `.finally(() => asking -= asked);
+      const claimed = await readInTurn(() =>
+        deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
+          select msg_id::text, read_ct, message from pgmq.read(${queue}, ${settings.visibilityTimeoutSeconds}, ${asked})
+        `.execute()
+      ).finally(() => asking -= asked);
       summary.read += claimed.length;
       // Fewer than asked: the queue has nothing more to give now.
       if (claimed.length < asked) exhausted = true;
