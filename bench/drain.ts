@@ -1,8 +1,20 @@
-// Calls a queue worker function back to back (the schedule without its pause) until a run
-// reads nothing, adding up the runs' summaries. The drain's time ends with the last run
-// that found work: the empty run that tells it is over is not the worker's work.
+// The benchmark's queue drains (the notification pipeline, outbound webhooks): a worker
+// function called as the schedule calls it, back to back.
 import assert from "node:assert/strict";
 
+// One run of a worker function through the gateway, called as the schedule calls it.
+export async function callWorkerFunction<Summary>(origin: string, name: string, serviceRoleKey: string): Promise<Summary> {
+  const response = await fetch(`${origin}/functions/v1/${name}`, {
+    method: "POST", headers: { authorization: `Bearer ${serviceRoleKey}` },
+  });
+  const text = await response.text();
+  assert.equal(response.status, 200, `${name} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Summary;
+}
+
+// Calls the worker until a run reads nothing (the schedule without its pause), adding up
+// the runs' summaries. The drain's time ends with the last run that found work: the empty
+// run that tells it is over is not the worker's work.
 export async function drainByCalls<Summary extends { read: number }>(
   callWorker: () => Promise<Summary>,
   total: Summary,

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { RunSummary } from "../src/notifications/worker.ts";
-import { drainByCalls } from "./drain.ts";
+import { callWorkerFunction, drainByCalls } from "./drain.ts";
 import { benchStaff, tenantId } from "./fixtures.ts";
 
 export type PipelineContext = {
@@ -41,18 +41,10 @@ export type PipelineResult = {
 
 // The guest by email and SMS, and three staff members in-app.
 const NOTIFICATIONS_PER_CHECK_IN = 2 + benchStaff.length;
-const WORKER_PATH = "/functions/v1/notifications-worker";
 const CEILING_QUEUE = "bench_ceiling";
 
-async function callWorker(context: PipelineContext): Promise<RunSummary> {
-  const response = await fetch(`${context.origin}${WORKER_PATH}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${context.serviceRoleKey}` },
-  });
-  const text = await response.text();
-  assert.equal(response.status, 200, `the worker answered ${response.status}: ${text}`);
-  return JSON.parse(text) as RunSummary;
-}
+const callWorker = (context: PipelineContext) =>
+  callWorkerFunction<RunSummary>(context.origin, "notifications-worker", context.serviceRoleKey);
 
 async function clearCapture(captureUrl: string): Promise<void> {
   const response = await fetch(`${captureUrl}/_capture`, { method: "DELETE" });

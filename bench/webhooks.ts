@@ -7,7 +7,7 @@
 // secret registered), so the number is the worker's.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { drainByCalls } from "./drain.ts";
+import { callWorkerFunction, drainByCalls } from "./drain.ts";
 import { tenantId } from "./fixtures.ts";
 
 export type WebhooksContext = {
@@ -32,16 +32,9 @@ export type WebhooksResult = {
 
 type Summary = { read: number; succeeded: number; retrying: number; failed: number; cancelled: number; waiting: number; dropped: number };
 
-const WORKER_PATH = "/functions/v1/webhooks-worker";
 
-async function callWorker(context: WebhooksContext): Promise<Summary> {
-  const response = await fetch(`${context.origin}${WORKER_PATH}`, {
-    method: "POST", headers: { authorization: `Bearer ${context.serviceRoleKey}` },
-  });
-  const text = await response.text();
-  assert.equal(response.status, 200, `the webhooks worker answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Summary;
-}
+const callWorker = (context: WebhooksContext) =>
+  callWorkerFunction<Summary>(context.origin, "webhooks-worker", context.serviceRoleKey);
 
 async function clearReceiver(receiverUrl: string): Promise<void> {
   const response = await fetch(`${receiverUrl}/_capture`, { method: "DELETE" });

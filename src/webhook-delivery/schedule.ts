@@ -4,8 +4,6 @@
 // last the delivery has failed (docs/webhooks.md).
 export const RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 28800] as const;
 
-export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
-
 // Null once the attempts are spent. `attempt` counts from 1: the attempt that just failed.
 export function retryDelaySeconds(attempt: number, random: () => number, delays: readonly number[] = RETRY_DELAYS_SECONDS) {
   const base = delays[attempt - 1];
