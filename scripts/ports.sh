@@ -6,7 +6,8 @@
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
 # mail +4, Auth +5, SMS +6, the push service double +7, the webhook receiver double +8,
 # the connection pooler +9, the functions from +10 on; the benchmark's own two api
-# instances take +18 and +19 while it runs. +3 (Supabase Studio's) is free.
+# instances take +18 and +19 while it runs. +3, Supabase Studio's, serves the front-desk
+# example (examples/front-desk), a browser app on an origin of its own.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "${PMS_PORT_BASE:-}" ] && [ -f "$ports_root/.stack/stack.env" ]; then
   PMS_PORT_BASE=$(sed -nE "s/^PMS_PORT_BASE='?([0-9]+)'?$/\1/p" "$ports_root/.stack/stack.env")
@@ -20,6 +21,7 @@ if [ "$PMS_PORT_BASE" -lt 1024 ] || [ "$PMS_PORT_BASE" -gt 65400 ]; then
 fi
 API_PORT=$((PMS_PORT_BASE + 1))
 DB_PORT=$((PMS_PORT_BASE + 2))
+FRONT_DESK_PORT=$((PMS_PORT_BASE + 3))
 MAIL_PORT=$((PMS_PORT_BASE + 4))
 AUTH_PORT=$((PMS_PORT_BASE + 5))
 SMS_PORT=$((PMS_PORT_BASE + 6))
@@ -37,4 +39,5 @@ MAIL_URL="http://127.0.0.1:$MAIL_PORT"
 SMS_URL="http://127.0.0.1:$SMS_PORT"
 PUSH_URL="http://127.0.0.1:$PUSH_PORT"
 WEBHOOK_RECEIVER_URL="http://127.0.0.1:$WEBHOOK_RECEIVER_PORT"
+FRONT_DESK_URL="http://127.0.0.1:$FRONT_DESK_PORT"
 unset ports_root

@@ -47,6 +47,9 @@ PUSH_ALLOW_LOOPBACK_HTTP=true
 # Webhook subscriptions may name loopback http: the local webhook receiver. Never set where
 # tenants save URLs (src/webhook-delivery/endpoint.ts).
 WEBHOOKS_ALLOW_LOOPBACK_HTTP=true
+# The browser origins the api function answers cross-origin (comma-separated; src/http/cors.ts):
+# the front-desk example's, unless the environment names others (an app of your own on its dev server).
+CORS_ALLOWED_ORIGINS=${CORS_ALLOWED_ORIGINS:-$FRONT_DESK_URL}
 WORKER_EVERY_SECONDS=10
 # Supabase Auth: the upstream source of one release, built with Go. The source is the
 # release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
@@ -289,6 +292,7 @@ ensure_cluster() {
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
+  FRONT_DESK_URL CORS_ALLOWED_ORIGINS
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
   PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
@@ -571,6 +575,8 @@ source_fingerprint() {
 # PUSH_ALLOW_LOOPBACK_HTTP lets push subscriptions point at the local push double, on
 # loopback http, and WEBHOOKS_ALLOW_LOOPBACK_HTTP webhook subscriptions at the local
 # receiver; a hosted project sets neither (src/notifications/push.ts, src/webhook-delivery/endpoint.ts).
+# CORS_ALLOWED_ORIGINS names the browser origins the api function grants (src/http/cors.ts):
+# here the front-desk example's.
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -586,6 +592,7 @@ function_env() {
     PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP" WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
+    CORS_ALLOWED_ORIGINS="$CORS_ALLOWED_ORIGINS"
   )
 }
 
