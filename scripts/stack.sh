@@ -374,6 +374,8 @@ build_auth() {
 # Auth's environment, written to .stack/auth.env: the stack's URLs, database and keys,
 # and the settings from supabase/config.toml's [auth] section (local/auth/settings.ts).
 # The tests start Auth processes of their own from the same file.
+# A browser app's supabase-js sends its project key as `apikey`, which a hosted project's
+# gateway takes before Auth; Auth's own CORS answers here, so it is told to allow it too.
 write_auth_env() {
   local settings
   settings=$("$DENO" run --quiet --config "$ROOT/deno.json" --allow-read="$ROOT/supabase/config.toml" \
@@ -392,6 +394,7 @@ write_auth_env() {
       GOTRUE_JWT_AUD authenticated \
       GOTRUE_JWT_DEFAULT_GROUP_NAME authenticated \
       GOTRUE_JWT_ADMIN_ROLES service_role \
+      GOTRUE_CORS_ALLOWED_HEADERS apikey \
       GOTRUE_LOG_LEVEL info
     printf '%s\n' "$settings"
   } > "$STATE/auth.env.tmp"

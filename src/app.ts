@@ -10,6 +10,7 @@ import { docsEndpoints } from "./docs/handlers.ts";
 import { externalEndpoints } from "./external/handlers.ts";
 import { createIntegrationScope } from "./external/integration-scope.ts";
 import { healthEndpoints } from "./health/handlers.ts";
+import type { CorsPolicy } from "./http/cors.ts";
 import type { Endpoint } from "./http/endpoint.ts";
 import { createRouter, type Logger } from "./http/router.ts";
 import { guestEndpoints } from "./guests/handlers.ts";
@@ -41,6 +42,8 @@ export type ApiDependencies = {
   push: PushSettings;
   // Outbound webhooks: which endpoint URLs a subscription may name.
   webhookSubscriptions: WebhookRouteSettings;
+  // The browser origins granted cross-origin access; absent: none.
+  cors?: CorsPolicy;
   // Milliseconds.
   now: () => number;
   logger: Logger;
@@ -77,6 +80,7 @@ export function createApi(deps: ApiDependencies): (request: Request) => Promise<
   return createRouter({
     functionName: "api",
     logger: deps.logger,
+    cors: deps.cors,
     routes: all.map((endpoint) => ({ method: endpoint.method, path: endpoint.path, handler: endpoint.handle })),
   });
 }

@@ -42,6 +42,11 @@ export const problemTypes = {
       "steady stream of these means the verification key or auth token setting is wrong.",
   },
   "forbidden": { status: 403, title: "Forbidden", meaning: "Signed in, but this caller may not do this in this tenant." },
+  "origin-not-allowed": {
+    status: 403, title: "Origin not allowed",
+    meaning: "A browser's CORS preflight from an origin this deployment does not grant (CORS_ALLOWED_ORIGINS): " +
+      "the browser will not send the request. Serve the app from a listed origin, or have the operator list it.",
+  },
   "email-not-confirmed": {
     status: 403, title: "Email not confirmed",
     meaning: "The password is right but the address is not confirmed yet: follow the link sent to it.",

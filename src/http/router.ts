@@ -1,4 +1,5 @@
 import { httpErrorFromDatabase } from "../db/errors.ts";
+import { type CorsPolicy, grantedOrigin, isPreflight, preflightHeaders, withCorsGrant } from "./cors.ts";
 import { HttpError, problemResponse } from "./problem.ts";
 
 export type Params = Readonly<Record<string, string>>;
@@ -42,16 +43,21 @@ function match(segments: string[], pathSegments: string[]): Params | null {
   return params;
 }
 
+const noBrowserOrigins: CorsPolicy = { allowedOrigins: new Set() };
+
 // The hosted platform hands a function its own name as the first path segment
-// (/api/v1/...); routes are written without it.
+// (/api/v1/...); routes are written without it. OPTIONS is answered for every known
+// path: a CORS preflight from an allowed origin gets its grant (src/http/cors.ts), one
+// from any other origin a 403, and a plain OPTIONS the Allow header.
 export function createRouter(
-  options: { functionName: string; routes: Route[]; logger: Logger },
+  options: { functionName: string; routes: Route[]; logger: Logger; cors?: CorsPolicy },
 ): (request: Request) => Promise<Response> {
   // A literal segment wins over a parameter: /v1/notifications/preferences before /v1/notifications/{id}.
   const routes = options.routes.map(compile).sort((a, b) => a.parameterCount - b.parameterCount);
   const prefix = `/${options.functionName}`;
+  const cors = options.cors ?? noBrowserOrigins;
 
-  return async (request) => {
+  const answer = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)
       ? url.pathname.slice(prefix.length)
@@ -65,6 +71,7 @@ export function createRouter(
         if (route.method === request.method) return await route.handler(request, params);
         allowed.push(route.method);
       }
+      if (allowed.length > 0 && request.method === "OPTIONS") return answerOptions(request, [...new Set(allowed)]);
       if (allowed.length > 0) {
         throw new HttpError("method-not-allowed", `${request.method} is not allowed here.`, {
           headers: { allow: [...new Set(allowed)].join(", ") },
@@ -82,5 +89,22 @@ export function createRouter(
       });
       return problemResponse(new HttpError("internal", "The request could not be completed."));
     }
+  };
+
+  const answerOptions = (request: Request, methods: string[]): Response => {
+    if (!isPreflight(request)) {
+      return new Response(null, { status: 204, headers: { allow: [...methods, "OPTIONS"].join(", ") } });
+    }
+    const origin = request.headers.get("origin");
+    const granted = grantedOrigin(cors, origin);
+    if (granted === null) {
+      throw new HttpError("origin-not-allowed", `The origin ${origin} may not call this API from a browser.`);
+    }
+    return new Response(null, { status: 204, headers: preflightHeaders(granted, methods, cors) });
+  };
+
+  return async (request) => {
+    const response = await answer(request);
+    return isPreflight(request) ? response : withCorsGrant(response, request.headers.get("origin"), cors);
   };
 }

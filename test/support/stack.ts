@@ -56,6 +56,10 @@ export const stack = {
     url.pathname = "/pgbouncer";
     return url.href;
   },
+  // The browser origins the api function grants (CORS_ALLOWED_ORIGINS, comma-separated).
+  get corsAllowedOrigins(): string[] {
+    return setting("CORS_ALLOWED_ORIGINS").split(",").map((origin) => origin.trim()).filter(Boolean);
+  },
   get authUrl() {
     return setting("AUTH_URL");
   },

@@ -2,6 +2,7 @@ import { createApi } from "../../../src/app.ts";
 import { createAccessTokenVerifier } from "../../../src/auth/access-token.ts";
 import { createSupabaseAuth } from "../../../src/auth/supabase-auth.ts";
 import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
+import { corsPolicyFromSetting } from "../../../src/http/cors.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
@@ -50,6 +51,10 @@ const push = pushSettingsFrom((name) => Deno.env.get(name), jsonLogger);
 // WEBHOOKS_ALLOW_LOOPBACK_HTTP is true only where the local receiver runs (the local stack).
 const webhookSubscriptions = webhookRouteSettings(webhookEndpointPolicyFromEnv((name) => Deno.env.get(name)));
 
+// Browser apps (src/http/cors.ts): CORS_ALLOWED_ORIGINS, a comma-separated list of origins
+// or `*`; unset, no browser origin is granted.
+const cors = corsPolicyFromSetting(Deno.env.get("CORS_ALLOWED_ORIGINS"));
+
 // A connection lost under postgres.js's own query must not end the function
 // (src/db/connection-loss.ts says how that happens).
 absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
@@ -76,6 +81,7 @@ const api = createApi({
   webhooks,
   push,
   webhookSubscriptions,
+  cors,
   now,
   logger: jsonLogger,
 });
@@ -88,6 +94,7 @@ jsonLogger.info("the api function is serving", {
   publicUrl: webhooks.publicUrl,
   push: push.vapidPublicKey ? "offers its VAPID public key" : "no VAPID public key: push is not offered",
   loopbackPushEndpoints: push.allowLoopbackPushEndpoints,
+  browserOrigins: cors.allowedOrigins === "any" ? "*" : [...cors.allowedOrigins],
 });
 
 Deno.serve(api);
