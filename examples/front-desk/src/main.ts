@@ -276,7 +276,8 @@ class FrontDesk {
       const about = make("div", "stay");
       about.append(
         make("span", "guest", guest === undefined ? "Guest" : `${guest.firstName} ${guest.lastName}`),
-        make("span", "details", `${unit?.name ?? "No unit yet"} · ${stay.checkIn} → ${stay.checkOut} · ${stay.confirmationCode}`),
+        make("span", "details", `${unit?.name ?? "No unit yet"} · ${stay.confirmationCode}`),
+        make("span", "details", `${stay.checkIn} → ${stay.checkOut}`),
       );
       if (stay.status === "confirmed" && stay.checkIn < today) about.append(make("span", "details late", `Expected since ${stay.checkIn}`));
       const button = make("button", null, action);
