@@ -10,7 +10,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -eq 2 ] || { echo "usage: front-desk-build.sh SUPABASE_URL ANON_KEY" >&2; exit 2; }
 supabase_url=${1%/} anon_key=$2
-case "$supabase_url" in http://* | https://*) ;; *) echo "SUPABASE_URL must be an http(s) URL, not '$supabase_url'" >&2; exit 2 ;; esac
+# Both go into config.json as they are, so neither may hold a quote, a backslash or a space.
+url_pattern='^https?://[][A-Za-z0-9.:_~%/-]+$'
+[[ $supabase_url =~ $url_pattern ]] || { echo "SUPABASE_URL must be an http(s) URL, not '$supabase_url'" >&2; exit 2; }
 [[ $anon_key =~ ^[A-Za-z0-9._-]+$ ]] || { echo "the anon key is a JWT or a publishable key, not '$anon_key'" >&2; exit 2; }
 example="$ROOT/examples/front-desk"
 dist="$example/dist"
