@@ -149,9 +149,12 @@ ensure_system_packages() {
 }
 
 ensure_node_tools() {
-  [ -x "$DENO" ] && [ -x "$SUPABASE_CLI" ] && return
-  say "installing npm dependencies"
-  (cd "$ROOT" && npm install --no-fund --no-audit >/dev/null)
+  if ! [ -x "$DENO" ] || ! [ -x "$SUPABASE_CLI" ] || ! [ -f "$ROOT/node_modules/@scalar/api-reference/package.json" ]; then
+    say "installing npm dependencies"
+    (cd "$ROOT" && npm install --no-fund --no-audit >/dev/null)
+  fi
+  # The reference page's renderer, beside the api function (npm's postinstall does it too).
+  bash "$ROOT/scripts/reference-renderer.sh"
 }
 
 # pgmq, the queue extension hosted Supabase ships, comes from the pgmq crate, which

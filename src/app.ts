@@ -6,7 +6,7 @@ import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
 import type { DB } from "./db/database.ts";
 import type { RenewablePool } from "./db/pool.ts";
-import { docsEndpoints } from "./docs/handlers.ts";
+import { docsEndpoints, type ReferenceRenderer } from "./docs/handlers.ts";
 import { externalEndpoints } from "./external/handlers.ts";
 import { createIntegrationScope } from "./external/integration-scope.ts";
 import { healthEndpoints } from "./health/handlers.ts";
@@ -42,6 +42,8 @@ export type ApiDependencies = {
   push: PushSettings;
   // Outbound webhooks: which endpoint URLs a subscription may name.
   webhookSubscriptions: WebhookRouteSettings;
+  // The reference page's renderer bundle (GET /v1/docs/api-reference.js).
+  referenceRenderer: ReferenceRenderer;
   // The browser origins granted cross-origin access; absent: none.
   cors?: CorsPolicy;
   // Milliseconds.
@@ -76,7 +78,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
 // The `api` function: every /v1 route, as one Request -> Response handler.
 export function createApi(deps: ApiDependencies): (request: Request) => Promise<Response> {
   const endpoints = apiEndpoints(deps);
-  const all = [...endpoints, ...docsEndpoints(endpoints)];
+  const all = [...endpoints, ...docsEndpoints(endpoints, deps.referenceRenderer)];
   return createRouter({
     functionName: "api",
     logger: deps.logger,

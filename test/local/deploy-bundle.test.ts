@@ -3,7 +3,7 @@
 // local/management-api, a stand-in for the Management API, and both run in a network
 // namespace of their own where only loopback exists. Each upload must be exactly the
 // function's module graph (as `deno info` sees it with the same import map) plus that
-// import map, carry the config's verify_jwt, and, unpacked alone in an empty folder,
+// import map and its static files, carry the config's verify_jwt, and, unpacked alone in an empty folder,
 // resolve every import from the Deno cache with no network. docs/deploy.md.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -18,8 +18,14 @@ const DENO_DIR = Deno.env.get("DENO_DIR") || join(ROOT, ".stack/deno");
 // The functions a deploy takes, with the verify_jwt supabase/config.toml gives each,
 // and the test-only ones it must leave out. Every folder of supabase/functions with an
 // index.ts is in one list or the other.
-const DEPLOYED: Record<string, { verifyJwt: boolean }> = {
-  api: { verifyJwt: false },
+// The api function also takes its static files (config.toml's static_files): the reference
+// page's renderer, which the function reads at run time, not imports.
+const DEPLOYED: Record<string, { verifyJwt: boolean; staticPatterns?: string[]; staticFiles?: string[] }> = {
+  api: {
+    verifyJwt: false,
+    staticPatterns: ["supabase/functions/api/static/*"],
+    staticFiles: ["supabase/functions/api/static/api-reference.js"],
+  },
   "notifications-worker": { verifyJwt: false },
   "webhooks-worker": { verifyJwt: false },
 };
@@ -234,12 +240,16 @@ Deno.test("deploy bundle: the pinned CLI deploys each function to a stand-in Man
         name: slug,
         entrypoint_path: entrypointOf(slug),
         import_map_path: IMPORT_MAP,
-        static_patterns: [],
+        static_patterns: DEPLOYED[slug]!.staticPatterns ?? [],
         verify_jwt: DEPLOYED[slug]!.verifyJwt,
       }, `the metadata of ${slug}`);
       const graph = local.get(slug)!;
       const uploaded = (upload.files ?? []).map((file) => file.name);
-      assert.deepEqual([...uploaded].sort(), [...graph.files, IMPORT_MAP].sort(), `${slug}: the upload is its module graph and its import map`);
+      assert.deepEqual(
+        [...uploaded].sort(),
+        [...graph.files, IMPORT_MAP, ...DEPLOYED[slug]!.staticFiles ?? []].sort(),
+        `${slug}: the upload is its module graph, its import map and its static files`,
+      );
       for (const file of upload.files ?? []) {
         assert.equal(file.sha256, sha256(await Deno.readFile(join(ROOT, file.name))), `${slug}: ${file.name} is uploaded as it is`);
       }

@@ -119,6 +119,7 @@ export function apiWithAuthAt(
     },
     push,
     webhookSubscriptions: webhookRouteSettings({ allowLoopbackHttp: false }),
+    referenceRenderer: { readScript: () => Promise.reject(new Error("these tests serve no reference page")) },
     now,
     logger: {
       error: (message) => assert.fail(`unexpected error log: ${message}`),

@@ -1159,8 +1159,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The API reference, rendered from the OpenAPI document. */
+        /** The API reference, rendered from the OpenAPI document, with a console to try requests. */
         get: operations["docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/docs/api-reference.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The reference page's renderer (Scalar's API reference, its browser bundle). */
+        get: operations["docsScript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -12449,6 +12466,47 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "urn:pms:problem:validation";
+                    };
+                };
+            };
+        };
+    };
+    docsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field, parameter or header is invalid. */
             400: {

@@ -55,6 +55,12 @@ const webhookSubscriptions = webhookRouteSettings(webhookEndpointPolicyFromEnv((
 // or `*`; unset, no browser origin is granted.
 const cors = corsPolicyFromSetting(Deno.env.get("CORS_ALLOWED_ORIGINS"));
 
+// The reference page's renderer: Scalar's browser bundle, a static file deployed with this
+// function (supabase/config.toml, static_files); `npm ci` puts it there (scripts/reference-renderer.sh).
+const referenceRenderer = {
+  readScript: () => Deno.readFile(new URL("./static/api-reference.js", import.meta.url)),
+};
+
 // A connection lost under postgres.js's own query must not end the function
 // (src/db/connection-loss.ts says how that happens).
 absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
@@ -82,6 +88,7 @@ const api = createApi({
   push,
   webhookSubscriptions,
   cors,
+  referenceRenderer,
   now,
   logger: jsonLogger,
 });
