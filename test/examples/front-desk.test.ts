@@ -6,116 +6,36 @@
 // loopback. And a page from an origin the API does not grant (CORS_ALLOWED_ORIGINS) may sign
 // in at Auth, as from any origin, but the browser refuses it the API's answers.
 import assert from "node:assert/strict";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { dateIn } from "../../examples/front-desk/src/dates.ts";
 import { call, expectStatus, representation, type Schemas, withFixture } from "../support/api.ts";
 import { addDays, createGuest, createProperty, createUnit, readReservation, stepReservation } from "../support/domain.ts";
+import { isLoopback, recordedPage, withChromium } from "../support/browser.ts";
 import { drainQueue, runWorker } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
 
 const TIME_ZONE = "Europe/Lisbon";
 const WAIT_MS = 15_000;
-const loopbackHosts = new Set(["127.0.0.1", "localhost", "[::1]"]);
 // Where the test leaves its screenshot of the arrivals; with WRITE_SCREENSHOTS=1 it also
 // replaces the one the example's README shows.
 const SCREENSHOT = ".stack/front-desk-arrivals.png";
 const DOCS_SCREENSHOT = "docs/images/front-desk-arrivals.png";
 const root = new URL("../../", import.meta.url);
 
-async function run(program: string, ...args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await new Deno.Command(program, { args, stdin: "null" }).output();
-  const decoder = new TextDecoder();
-  assert.equal(code, 0, `${program} ${args.join(" ")}: ${decoder.decode(stderr)}`);
-  return decoder.decode(stdout).trim();
-}
-
-// The Chromium processes of one run all carry its --user-data-dir on their command line;
-// they are found by it (and only they) and killed by pid, whatever puppeteer managed.
-async function killAll(profile: string): Promise<void> {
-  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdin: "null", stderr: "null" }).output();
-  for (const line of new TextDecoder().decode(stdout).split("\n")) {
-    const match = line.match(/^\s*(\d+) (.*)$/);
-    if (!match || !match[2]!.includes(`--user-data-dir=${profile}`)) continue;
-    try {
-      Deno.kill(Number(match[1]), "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function chromiumPath(): Promise<string> {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
-    try {
-      if ((await Deno.stat(`${dir}/chromium`)).isFile) return `${dir}/chromium`;
-    } catch {
-      // not here
-    }
-  }
-  throw new Error("chromium is not installed: npm test installs Debian's chromium package when run as root");
-}
-
-// Headless Chromium with a profile of its own, which `work` gets; closed and every one of
-// its processes killed however `work` ends.
-async function withChromium(work: (browser: Browser) => Promise<void>): Promise<void> {
-  const executablePath = await chromiumPath();
-  const profile = await run("mktemp", "-d", "-t", "pms-front-desk-chromium-XXXXXXXX");
-  let browser: Browser | undefined;
-  try {
-    browser = await puppeteer.launch({
-      executablePath,
-      headless: true,
-      userDataDir: profile,
-      defaultViewport: { width: 1280, height: 760 },
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--disable-breakpad",
-        "--no-proxy-server",
-        // Nothing but loopback resolves (IP literals included): the page never reaches the network.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-      ],
-    });
-    await work(browser);
-  } finally {
-    try {
-      await browser?.close();
-    } catch {
-      // killed below
-    } finally {
-      await killAll(profile);
-      await run("rm", "-rf", "--", profile);
-    }
-  }
-}
-
-// Every request a page makes, and the bearer tokens it sent to the API.
-type Recorded = { urls: string[]; bearers: string[] };
+// Every request the test's pages make (one list a page), and the bearer tokens they sent to the API.
+type Recorded = { requests: string[][]; bearers: string[] };
 
 async function openPage(browser: Browser, recorded: Recorded): Promise<Page> {
-  const page = await browser.newPage();
+  const { page, requests } = await recordedPage(browser);
+  recorded.requests.push(requests);
   page.setDefaultTimeout(WAIT_MS);
   page.on("request", (request) => {
-    recorded.urls.push(request.url());
     const authorization = request.headers()["authorization"];
     if (request.url().startsWith(stack.v1) && authorization?.startsWith("Bearer ")) {
       recorded.bearers.push(authorization.slice("Bearer ".length));
     }
   });
   return page;
-}
-
-function isLoopback(url: string): boolean {
-  const { protocol, hostname } = new URL(url);
-  if (protocol === "data:" || protocol === "blob:" || protocol === "about:") return true;
-  return (protocol === "http:" || protocol === "https:") && loopbackHosts.has(hostname);
 }
 
 // What the page says went wrong, for a failed wait's message.
@@ -214,7 +134,7 @@ Deno.test("in Chromium the front desk signs a receptionist up, checks a guest in
 
     const email = `frontdesk-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const password = `desk-${crypto.randomUUID().slice(0, 8)}-1`;
-    const recorded: Recorded = { urls: [], bearers: [] };
+    const recorded: Recorded = { requests: [], bearers: [] };
     try {
       await withChromium(async (browser) => {
         const page = await openPage(browser, recorded);
@@ -250,7 +170,7 @@ Deno.test("in Chromium the front desk signs a receptionist up, checks a guest in
         // The page down to the end of the lists.
         const lists = await (await page.$("#lists"))?.boundingBox();
         assert.ok(lists, "the lists are laid out");
-        const screenshot = await page.screenshot({ type: "png", clip: { x: 0, y: 0, width: 1280, height: Math.ceil(lists.y + lists.height + 24) } });
+        const screenshot = await page.screenshot({ type: "png", clip: { x: 0, y: 0, width: page.viewport()?.width ?? 1366, height: Math.ceil(lists.y + lists.height + 24) } });
         assert.deepEqual([...screenshot.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG");
         await Deno.writeFile(new URL(SCREENSHOT, root), screenshot);
         if (Deno.env.get("WRITE_SCREENSHOTS") === "1") await Deno.writeFile(new URL(DOCS_SCREENSHOT, root), screenshot);
@@ -336,10 +256,11 @@ Deno.test("in Chromium the front desk signs a receptionist up, checks a guest in
       for (const { id } of await sql<{ id: string }[]>`select id::text from auth.users where email = ${email}`) cleanup.users.add(id);
     }
 
-    assert.ok(recorded.urls.includes(`${stack.frontDeskUrl}/app.js`), `the page's bundle: ${recorded.urls.join(", ")}`);
-    assert.ok(recorded.urls.some((url) => url.startsWith(`${stack.apiUrl}/auth/v1/`)), "the page called Auth");
-    assert.ok(recorded.urls.some((url) => url.startsWith(`${stack.v1}/reservations`)), "the page called the API");
-    assert.deepEqual(recorded.urls.filter((url) => !isLoopback(url)), [], "requests of the page outside loopback");
+    const urls = recorded.requests.flat();
+    assert.ok(urls.includes(`${stack.frontDeskUrl}/app.js`), `the page's bundle: ${urls.join(", ")}`);
+    assert.ok(urls.some((url) => url.startsWith(`${stack.apiUrl}/auth/v1/`)), "the page called Auth");
+    assert.ok(urls.some((url) => url.startsWith(`${stack.v1}/reservations`)), "the page called the API");
+    assert.deepEqual(urls.filter((url) => !isLoopback(url)), [], "requests of the page outside loopback");
   }));
 
 Deno.test("the front desk's server serves the built app, its config for this stack and nothing else, under a policy that lets it reach only the project", async () => {
