@@ -3,15 +3,17 @@
 # from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
 # way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
 # built from its upstream source, the Edge Functions under Deno behind an nginx gateway
-# on :54321, the SendGrid, SMS and Web Push doubles, and the webhook receiver double (a
-# tenant's endpoint for outbound webhooks). The ports follow PMS_PORT_BASE
+# on :54321, the SendGrid, SMS and Web Push doubles, the webhook receiver double (a
+# tenant's endpoint for outbound webhooks), and the front-desk example (examples/front-desk),
+# built and served on an origin of its own. The ports follow PMS_PORT_BASE
 # (scripts/ports.sh); unset, they are the ones above.
 #   stack.sh up       bring everything up (idempotent)
 #   stack.sh stop     stop every process of the stack
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
 #   stack.sh status   print the status block
-#   stack.sh clean    stop, then remove everything the stack made for this checkout
-#                     (the Auth binary's cache, shared between checkouts, stays)
+#   stack.sh clean    stop, then remove everything the stack made for this checkout, the
+#                     front-desk example's build too (the Auth binary's cache, shared
+#                     between checkouts, stays)
 #   stack.sh db stop|start   only the Postgres cluster (the fault tests restart it)
 set -euo pipefail
 
@@ -652,12 +654,22 @@ ensure_http_processes() {
       > "$RUN/gateway.conf"
     start_process gateway -- "$NGINX" -p "$RUN" -e stderr -c "$RUN/gateway.conf" -g "daemon off;"
   fi
+  # The front-desk example, rebuilt on every `up` (a second or so) for this stack's URL and
+  # anon key; its server reads the files when asked, so a running one serves the new build.
+  bash "$ROOT/scripts/front-desk-build.sh" "$API_URL" "$ANON_KEY" >"$LOGS/front-desk-build.log" 2>&1 \
+    || { cat "$LOGS/front-desk-build.log" >&2; die "building the front-desk example failed (log: $LOGS/front-desk-build.log)"; }
+  if ! pid_alive front-desk; then
+    start_process front-desk "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
+      --allow-read="$ROOT/examples/front-desk/dist" "$ROOT/local/front-desk/main.ts" \
+      --port "$FRONT_DESK_PORT" --dir "$ROOT/examples/front-desk/dist"
+  fi
   echo "$fingerprint" > "$RUN/http.fingerprint"
   wait_for_http mail "$MAIL_URL/_capture/messages" 60
   wait_for_http sms "$SMS_URL/_capture/messages" 60
   wait_for_http push "$PUSH_URL/_capture/messages" 60
   wait_for_http webhook-receiver "$WEBHOOK_RECEIVER_URL/_capture/requests" 60
   wait_for_http gateway "$API_URL/_gateway/health" 60
+  wait_for_http front-desk "$FRONT_DESK_URL/config.json" 60
   for name in $(function_names); do
     wait_for_function "$name" 120
   done
@@ -733,6 +745,7 @@ Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
 Push capture URL: $PUSH_URL (endpoints $PUSH_URL/push/<token>; VAPID subject $VAPID_SUBJECT)
 Webhook receiver: $WEBHOOK_RECEIVER_URL (endpoints $WEBHOOK_RECEIVER_URL/hooks/<name>)
+      Front desk: $FRONT_DESK_URL (examples/front-desk; the api function grants CORS to $CORS_ALLOWED_ORIGINS)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
 service_role key: $SERVICE_ROLE_KEY
@@ -787,7 +800,7 @@ reset() {
 
 clean() {
   stop
-  rm -rf "$PGDATA_DIR" "$STATE"
+  rm -rf "$PGDATA_DIR" "$STATE" "$ROOT/examples/front-desk/dist"
   [ "$PG_HOME" = "$STATE" ] || rm -rf "$PG_HOME"
 }
 

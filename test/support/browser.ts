@@ -13,11 +13,13 @@ export function isLoopback(url: string): boolean {
 
 export type RecordedPage = { page: Page; requests: string[] };
 
-export async function launchChromium(): Promise<Browser> {
+// `profile`: the --user-data-dir every process of this browser carries (see withChromium).
+export async function launchChromium(profile?: string): Promise<Browser> {
   try {
     return await puppeteer.launch({
       executablePath: "/usr/bin/chromium",
       headless: true,
+      ...(profile === undefined ? {} : { userDataDir: profile }),
       args: [
         "--no-sandbox",
         "--disable-gpu",
@@ -46,12 +48,34 @@ export async function recordedPage(browser: Browser): Promise<RecordedPage> {
   return { page, requests };
 }
 
-// Runs `work` with a fresh browser, closed however it ends.
+// The processes of one browser all carry its --user-data-dir on their command line; any
+// still there are found by it, and only they, and killed by pid.
+async function killAll(profile: string): Promise<void> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdin: "null", stderr: "null" }).output();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const match = line.match(/^\s*(\d+) (.*)$/);
+    if (!match || !match[2]!.includes(`--user-data-dir=${profile}`)) continue;
+    try {
+      Deno.kill(Number(match[1]), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+// Runs `work` with a fresh browser on a profile of its own, closed however it ends; a
+// renderer or helper that outlives the close is killed, and the profile removed.
 export async function withChromium<T>(work: (browser: Browser) => Promise<T>): Promise<T> {
-  const browser = await launchChromium();
+  const profile = await Deno.makeTempDir({ prefix: "pms-chromium-" });
   try {
-    return await work(browser);
+    const browser = await launchChromium(profile);
+    try {
+      return await work(browser);
+    } finally {
+      await browser.close().catch(() => {}); // what is left is killed below
+    }
   } finally {
-    await browser.close();
+    await killAll(profile);
+    await Deno.remove(profile, { recursive: true });
   }
 }

@@ -82,6 +82,10 @@ export const stack = {
   get webhookReceiverUrl() {
     return setting("WEBHOOK_RECEIVER_URL");
   },
+  // The front-desk example (examples/front-desk), served on an origin of its own.
+  get frontDeskUrl() {
+    return setting("FRONT_DESK_URL");
+  },
   get jwtSecret() {
     return setting("JWT_SECRET");
   },
