@@ -6,7 +6,7 @@
 //   npm run templates:build
 //
 // MJML comes from node_modules (the version pinned in package.json and locked in
-// package-lock.json, so it works offline once npm ci has run), loaded by the
+// package-lock.json, so it works offline once npm install has run), loaded by the
 // repository's Deno with --node-modules-dir=manual. Per template key, compiled.ts
 // holds the subject, the text part, the compiled HTML and a SHA-256 of the
 // sources and the MJML version they were compiled with; test/notifications
@@ -41,7 +41,7 @@ async function mjmlVersion(): Promise<string> {
   const pinned = ((await readJson(new URL("package.json", root))).dependencies as Record<string, string>)?.mjml;
   const installed = (await readJson(new URL("node_modules/mjml/package.json", root))).version;
   if (!pinned || installed !== pinned) {
-    throw new Error(`package.json pins mjml ${pinned}, node_modules has ${installed}: run npm ci first`);
+    throw new Error(`package.json pins mjml ${pinned}, node_modules has ${installed}: run npm install first`);
   }
   return pinned;
 }

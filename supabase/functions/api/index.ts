@@ -56,7 +56,7 @@ const webhookSubscriptions = webhookRouteSettings(webhookEndpointPolicyFromEnv((
 const cors = corsPolicyFromSetting(Deno.env.get("CORS_ALLOWED_ORIGINS"));
 
 // The reference page's renderer: Scalar's browser bundle, a static file deployed with this
-// function (supabase/config.toml, static_files); `npm ci` puts it there (scripts/reference-renderer.sh).
+// function (supabase/config.toml, static_files); `npm install` puts it there (scripts/reference-renderer.sh).
 const referenceRenderer = {
   readScript: () => Deno.readFile(new URL("./static/api-reference.js", import.meta.url)),
 };
