@@ -63,6 +63,8 @@ export function shellBlocks(file: string, markdown: string): ShellBlock[] {
         }
         open = null;
       } else {
+        // A fence with an info string inside a block is a block left open above it.
+        assert.doesNotMatch(line, /^`{3,}\S/, `${file}:${index + 1}: a fence opens inside the block of line ${open.line}`);
         open.lines.push(line);
       }
       return;
@@ -85,14 +87,20 @@ export async function allShellBlocks(): Promise<ShellBlock[]> {
   return blocks;
 }
 
-// One block by its id, exactly as written. Call it with the id as a string literal:
-// test/docs/shell-blocks.test.ts reads the tests' sources for these calls.
+// One block by its id, exactly as written, for a test to run. Call it with the id as a
+// string literal: test/docs/shell-blocks.test.ts reads the tests' sources for these calls.
+// A listing of npm scripts (npm test among them) or a hosted-only block is never handed
+// out to be run: a test that ran `npm test` would run the suite within itself.
 export async function docBlock(id: string): Promise<string> {
   const file = id.slice(0, id.indexOf("#"));
   assert.ok(file, `a block id is <file>#<heading>: ${id}`);
   const found = shellBlocks(file, await readDocument(file)).filter((block) => block.id === id);
   assert.equal(found.length, 1, `${file} has one shell block ${id}`);
-  return found[0]!.text;
+  const block = found[0]!;
+  assert.notEqual(block.info, NPM_SCRIPTS_INFO, `${id} is a listing of npm scripts, not a block to run`);
+  assert.notEqual(block.text.split("\n")[0], HOSTED_MARK, `${id} needs a hosted Supabase project`);
+  assert.doesNotMatch(block.text, /\bnpm (test|t|run (test|bench|fuzz|stack:reset))\b/, `${id} would run the suite, the bench or a reset`);
+  return block.text;
 }
 
 // The ids the tests in `folder` (relative to the root) run, with the file that runs each.
