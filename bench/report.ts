@@ -1,5 +1,6 @@
-// What a run found, as JSON (everything measured) and as the Markdown tables the README
-// shows. Ratios are the point: both sides of each are measured in the same run.
+// What a run found, as JSON (everything measured) and as the Markdown tables that
+// docs/benchmarks.md shows for the latest run (withLatestResults puts them there).
+// Ratios are the point: both sides of each are measured in the same run.
 import type { DirectAndPooled } from "./direct-and-pooled.ts";
 import { LIMITER_CONCURRENCIES, type LimiterResults } from "./external.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
@@ -105,6 +106,19 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
 
 const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
+
+// docs/benchmarks.md with its latest results replaced by the run `name`'s tables: the
+// section between its two markers, the first of which names the run's file.
+export const LATEST_RESULTS_START = /<!-- bench: the latest results, bench\/results\/([^ ]+)\.md; npm run bench rewrites this section -->\n/;
+export const LATEST_RESULTS_END = "<!-- bench: end of the latest results -->\n";
+
+export function withLatestResults(page: string, name: string, table: string): string {
+  const start = LATEST_RESULTS_START.exec(page);
+  const end = page.indexOf(LATEST_RESULTS_END);
+  if (!start || end < start.index) throw new Error("docs/benchmarks.md has no latest-results markers");
+  const marker = `<!-- bench: the latest results, bench/results/${name}.md; npm run bench rewrites this section -->\n`;
+  return `${page.slice(0, start.index)}${marker}${table.replace(/\n*$/, "\n")}${page.slice(end)}`;
+}
 
 export function markdown(report: Report): string {
   const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter } = report.measurements;

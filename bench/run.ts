@@ -1,8 +1,8 @@
-// npm run bench (scripts/bench.sh brings the stack up, pauses the notifications
-// schedule and runs this): the six parts of the benchmark against the local stack, in an
-// order that lets the scale comparison see the database with one bench tenant and
-// then with 1,000. Writes bench/results/<date>-<commit>.{json,md} and latest.md,
-// prints the tables, and exits 1 when anything errored.
+// npm run bench (scripts/bench.sh brings the stack up, pauses the workers' schedule and
+// runs this): the eight parts of the benchmark against the local stack, in an order that
+// lets the scale comparison see the database with one bench tenant and then with 1,000.
+// Writes bench/results/<date>-<commit>.{json,md} and latest.md, puts the tables into
+// docs/benchmarks.md as its latest results, prints them, and exits 1 when anything errored.
 //   --seconds N   how long each load point runs (default 10)
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
@@ -11,7 +11,7 @@ import { directAndPooled } from "./direct-and-pooled.ts";
 import { limiterCost } from "./external.ts";
 import { benchOwner, benchStaff, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { pipeline } from "./pipeline.ts";
-import { buildReport, markdown, type RunInfo } from "./report.ts";
+import { buildReport, markdown, type RunInfo, withLatestResults } from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
 import { webhooks } from "./webhooks.ts";
 import { ensureTriggerEnabled, writes } from "./writes.ts";
@@ -19,6 +19,7 @@ import { ensureTriggerEnabled, writes } from "./writes.ts";
 const SEED = new URL("./sql/seed.sql", import.meta.url);
 const DROP = new URL("./sql/drop-tenants.sql", import.meta.url);
 const RESULTS = new URL("./results/", import.meta.url);
+const BENCHMARKS_PAGE = new URL("../docs/benchmarks.md", import.meta.url);
 // The pipeline's tenants, and the check-ins' (every bench tenant but the read tenant's).
 // 20 check-ins a tenant, five notifications each: 10,000 notifications.
 const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20 };
@@ -154,8 +155,9 @@ try {
   await Deno.writeTextFile(new URL(`${name}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
   await Deno.writeTextFile(new URL(`${name}.md`, RESULTS), table);
   await Deno.writeTextFile(new URL("latest.md", RESULTS), table);
+  await Deno.writeTextFile(BENCHMARKS_PAGE, withLatestResults(await Deno.readTextFile(BENCHMARKS_PAGE), name, table));
   log(`\n${table}`);
-  log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md`);
+  log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md, docs/benchmarks.md`);
   exitCode = report.errors === 0 ? 0 : 1;
   if (report.errors > 0) log(`${report.errors} requests or notifications errored`);
 } catch (error) {

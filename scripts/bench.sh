@@ -42,5 +42,5 @@ fi
 bash scripts/stack.sh scheduler off >/dev/null 2>&1
 trap 'bash scripts/stack.sh scheduler "$resume" >/dev/null 2>&1' EXIT
 
-node_modules/.bin/deno run --config deno.json --allow-net=127.0.0.1 --allow-read --allow-write=bench/results,.stack/bench \
+node_modules/.bin/deno run --config deno.json --allow-net=127.0.0.1 --allow-read --allow-write=bench/results,.stack/bench,docs/benchmarks.md \
   --allow-env --allow-run --allow-sys bench/run.ts "$@"

@@ -11,7 +11,7 @@ export PMS_PORT_BASE
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 
 # Debian packages only the tests use: chromium renders the API reference page
-# (test/docs), jq runs the README's curl walk-through as written, openssl makes the
+# (test/docs), jq runs the documents' curl blocks as written, openssl makes the
 # self-signed certificate a webhook is posted over TLS to (test/webhook-delivery).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)

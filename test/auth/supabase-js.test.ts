@@ -1,8 +1,8 @@
-// supabase-js as a client of the API, the way the README shows it: the import below and
-// the code between the markers are the README's example, run as written against the
+// supabase-js as a client of the API, the way docs/api.md shows it: the import below and
+// the code between the markers are that document's example, run as written against the
 // stack's gateway (the project URL: /auth/v1 reaches Auth, /functions/v1 the functions).
 // In Deno, as in Node, there is no window, so supabase-js keeps the session in memory
-// and needs no storage option. That the copy below is the README's, as written, is
+// and needs no storage option. That the copy below is the document's, as written, is
 // supabase-js.unit.test.ts's.
 import assert from "node:assert/strict";
 import { createClient, FunctionsHttpError } from "@supabase/supabase-js";
@@ -19,7 +19,7 @@ Deno.test("supabase-js: sign up, sign in, call the API, refresh, sign out; the A
     const logged: unknown[] = [];
     const console = { log: (...values: unknown[]) => logged.push(values) };
 
-    // --- README example
+    // --- docs/api.md example
     const supabase = createClient(SUPABASE_URL, SUPABASE_ANON_KEY);
 
     const { error: signUpError } = await supabase.auth.signUp({ email, password });
@@ -43,7 +43,7 @@ Deno.test("supabase-js: sign up, sign in, call the API, refresh, sign out; the A
     // The API's errors are problem documents (application/problem+json).
     const { error: refused } = await supabase.functions.invoke("api/v1/me", { method: "GET" });
     if (refused instanceof FunctionsHttpError) console.log((await refused.context.json()).type);
-    // --- end of the README example
+    // --- end of the docs/api.md example
 
     cleanup.users.add(signedIn.user.id);
     assert.equal(me.user.id, signedIn.user.id);

@@ -1,26 +1,22 @@
-// The README's curl walk-throughs, run exactly as written with bash, curl and jq against
-// the local stack, so the README cannot drift from the API: they sign up, sign in with
-// Supabase Auth and go on from there. No line is replaced; the API's address is the
-// README's default unless API is set in the environment (a stack on another
-// PMS_PORT_BASE), which the walk-through's first line allows for.
+// The documents' curl walk-throughs, run exactly as written with bash, curl and jq against
+// the local stack, so the documents cannot drift from the API: the README's first
+// walk-through signs up, sets up a stay, checks it in, runs the notifications worker as the
+// schedule does and sees the welcome email delivered; docs/api.md's integration
+// walk-through continues it in the same shell. No line is replaced: the API's address is
+// the README's default unless API is set in the environment (a stack on another
+// PMS_PORT_BASE), which the first line allows for, and the walk-through reads the stack's
+// keys and capture URL from `npm run stack:status` itself, from the checkout.
 import assert from "node:assert/strict";
 import { Cleanup } from "../support/api.ts";
+import { docBlock } from "../support/doc-blocks.ts";
 import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
-const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+const root = new URL("../../", import.meta.url);
 
-function bashBlockAfter(heading: string): string {
-  const section = readme.split(heading)[1];
-  assert.ok(section, `the README has its section ${heading}`);
-  const script = /```bash\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(script, `${heading} has a bash block`);
-  return script;
-}
-
-const walkThrough = () => bashBlockAfter("### A walk-through with curl");
+const walkThrough = () => docBlock("README.md#A first walk-through: from sign-up to a delivered notification");
 // It continues the first one, with its variables.
-const integrationWalkThrough = () => bashBlockAfter("### An integration's walk-through with curl");
+const integrationWalkThrough = () => docBlock("docs/api.md#An integration's walk-through with curl");
 
 const DEFAULT_API = "http://127.0.0.1:54321/functions/v1/api/v1";
 const SIGN_UP_EMAIL = /^EMAIL=owner-\$RANDOM\$RANDOM@example\.com/m;
@@ -38,6 +34,7 @@ async function run(script: string, check: (lines: string[], ownerId: string) => 
   try {
     const result = await new Deno.Command("bash", {
       args: ["-euo", "pipefail", "-c", script],
+      cwd: root,
       env,
       stdin: "null",
       stdout: "piped",
@@ -62,19 +59,50 @@ async function run(script: string, check: (lines: string[], ownerId: string) => 
   }
 }
 
-Deno.test("the README's curl walk-through: sign up, sign in, a tenant, a property, a unit, a guest, a stay checked in and out, its cleaning task", () =>
-  run(walkThrough(), async (lines) => {
-    // The three lines the README says it prints, in order.
-    assert.equal(lines.length, 3, lines.join("\n"));
-    assert.equal(lines[0], '"checked_in"');
-    assert.equal(lines[1], '"checked_out"');
-    assert.match(lines[2]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
-  }));
+// What the first walk-through prints, line by line, as its comments say.
+function checkFirstWalkThrough(lines: string[]): void {
+  assert.equal(lines[0], '"checked_in"');
+  assert.equal(lines[1], "checkin_reminder email pending", "the check-in queued the guest's email");
+  assert.equal(lines[2], "sent: Welcome to Seaside House, Ana", "the worker sent it");
+  assert.equal(lines[3], "delivered", "SendGrid's double reported it delivered");
+  assert.equal(lines[4], "ana@example.com", "the double took the mail for the guest");
+  assert.equal(lines[5], '"checked_out"');
+  assert.match(lines[6]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
+}
 
-Deno.test("the README's integration walk-through: a key, the property's stay, a payment, its retry replayed, the balance settled", () => {
+Deno.test("the README's first walk-through: sign up, a stay checked in, its welcome email sent by the worker and delivered, checked out, its cleaning task", async () => {
+  const script = await walkThrough();
   const sql = adminSql();
-  return run(`${walkThrough()}\n${integrationWalkThrough()}`, async (lines, ownerId) => {
-    assert.deepEqual(lines.slice(3), ["36000", "204", "idempotent-replayed: true", "0"], lines.join("\n"));
+  await run(script, async (lines, ownerId) => {
+    assert.equal(lines.length, 7, lines.join("\n"));
+    checkFirstWalkThrough(lines);
+    // The database agrees: one checkin_reminder email, sent, delivered by the provider's
+    // verified report, to the guest's address; and the capture server holds that one mail.
+    const notifications = await sql<{ id: string; status: string; delivery_state: string | null; channel: string }[]>`
+      select n.id, n.status, n.delivery_state, n.channel from public.notifications n
+      join public.tenant_memberships m on m.tenant_id = n.tenant_id
+      where m.user_id = ${ownerId} and n.template_key = 'checkin_reminder'`;
+    assert.deepEqual(notifications.map(({ status, delivery_state, channel }) => ({ status, delivery_state, channel })), [
+      { status: "sent", delivery_state: "delivered", channel: "email" },
+    ]);
+    const events = await sql<{ event: string }[]>`
+      select event from public.notification_events where notification_id = ${notifications[0]!.id} order by event`;
+    assert.deepEqual(events.map((row) => row.event), ["delivered", "processed"], "SendGrid's signed events, recorded once each");
+    const mails = await (await fetch(`${stack.mailUrl}/_capture/messages`)).json() as {
+      body: { custom_args?: { notification_id?: string }; personalizations: { to: { email: string }[] }[] };
+    }[];
+    const ours = mails.filter((mail) => mail.body.custom_args?.notification_id === notifications[0]!.id);
+    assert.deepEqual(ours.map((mail) => mail.body.personalizations[0]!.to[0]!.email), ["ana@example.com"], "one mail, to the guest");
+  }).finally(() => sql.end());
+});
+
+Deno.test("docs/api.md's integration walk-through: a key, the property's stay, a payment, its retry replayed, the balance settled", async () => {
+  const script = `${await walkThrough()}\n${await integrationWalkThrough()}`;
+  const sql = adminSql();
+  await run(script, async (lines, ownerId) => {
+    assert.equal(lines.length, 11, lines.join("\n"));
+    checkFirstWalkThrough(lines.slice(0, 7));
+    assert.deepEqual(lines.slice(7), ["36000", "204", "idempotent-replayed: true", "0"], lines.join("\n"));
     const payments = await sql`
       select p.external_reference, p.source from public.payments p
       join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${ownerId}`;
