@@ -7,10 +7,6 @@ import { documentFiles, readDocument } from "../support/doc-blocks.ts";
 
 const root = new URL("../../", import.meta.url);
 
-// Pages the README links to that another piece of work is writing now; each must be
-// removed from this list once it exists (the test says so).
-const PENDING = new Set(["examples/front-desk/README.md"]);
-
 // GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces to
 // hyphens; a repeated heading gets -1, -2, ...
 function anchors(markdown: string): Set<string> {
@@ -53,7 +49,6 @@ Deno.test("every link between the README, docs/ and the checkout's files resolve
       const [path, anchor] = target.split("#") as [string, string | undefined];
       const url = path === "" ? page : new URL(path, page);
       const relative = url.href.slice(root.href.length);
-      if (PENDING.has(relative)) continue;
       if (!await exists(url)) {
         broken.push(`${file}: ${target} (no such file)`);
         continue;
@@ -66,13 +61,6 @@ Deno.test("every link between the README, docs/ and the checkout's files resolve
   assert.deepEqual(broken, []);
 });
 
-Deno.test("a page listed as being written is still missing, and the README still links it", async () => {
-  const readme = await readDocument("README.md");
-  for (const pending of PENDING) {
-    assert.ok(!await exists(new URL(pending, root)), `${pending} exists now: take it off PENDING in ${import.meta.url}`);
-    assert.ok(readme.includes(`(${pending})`), `the README links ${pending}`);
-  }
-});
 
 Deno.test("GitHub's anchors, as this test makes them", () => {
   assert.deepEqual(

@@ -63,7 +63,8 @@ Deno.test("docs/local-stack.md: pushing the migrations again finds the database 
   const script = await docBlock("docs/local-stack.md#The migrations by hand");
   assert.equal(defaultOf(script, "DB_URL"), "postgresql://postgres:postgres@127.0.0.1:54322/postgres");
   const { stdout, stderr } = await runBlock(script, { DB_URL: stack.dbUrl });
-  assert.match(stdout + stderr, /Remote database is up to date\./);
+  // The CLI calls a database on 127.0.0.1:54322 local, one on another port remote.
+  assert.match(stdout + stderr, /(?:Local|Remote) database is up to date\./);
   const files: string[] = [];
   for await (const entry of Deno.readDir(new URL("supabase/migrations/", root))) {
     if (entry.name.endsWith(".sql")) files.push(entry.name.split("_")[0]!);
@@ -178,4 +179,24 @@ Deno.test("docs/deploy.md: the Management API stand-in, run by hand, serves the 
     await stderr.cancel().catch(() => {});
     await child.status;
   }
+});
+
+Deno.test("docs/browser-clients.md: the preflight from the front desk's origin is granted, one from elsewhere is not", async () => {
+  const script = await docBlock("docs/browser-clients.md#Seeing it");
+  assert.equal(defaultOf(script, "API"), "http://127.0.0.1:54321/functions/v1/api/v1");
+  assert.equal(defaultOf(script, "ORIGIN"), "http://127.0.0.1:54323");
+  const [allowed] = stack.corsAllowedOrigins;
+  assert.ok(allowed, "the stack grants an origin");
+  const granted = await runBlock(script, { API: stack.v1, ORIGIN: allowed });
+  assert.equal(granted.stdout.trim().toLowerCase(), `access-control-allow-origin: ${allowed}`.toLowerCase());
+  // grep finds nothing, so the block as written fails: the refusal is a 403 with no grant.
+  const refused = await new Deno.Command("bash", {
+    args: ["-euo", "pipefail", "-c", script],
+    env: { API: stack.v1, ORIGIN: "https://elsewhere.example" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(new TextDecoder().decode(refused.stdout).trim(), "");
+  assert.notEqual(refused.code, 0, "grep found no grant");
 });
