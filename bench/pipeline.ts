@@ -62,13 +62,16 @@ async function quietReports(captureUrl: string): Promise<void> {
   assert.equal(response.status, 200, `the capture server at ${captureUrl} reports nothing`);
 }
 
-// How many accepted requests each notification got from a capture server, keyed by the
-// notification's id as the request carries it.
+// How many accepted messages each notification got from a capture server, keyed by the
+// notification's id as the message carries it. Every attempt's record on the SMS double (an
+// accepted one is one message); on the SendGrid double, its accepted mails, one per
+// personalization of a request.
 async function acceptedPerNotification(
   captureUrl: string,
+  path: "/_capture/requests" | "/_capture/messages",
   accepted: (attempt: Record<string, unknown>) => string | null,
 ): Promise<Map<string, number>> {
-  const response = await fetch(`${captureUrl}/_capture/requests`);
+  const response = await fetch(`${captureUrl}${path}`);
   const attempts = await response.json() as Record<string, unknown>[];
   const counts = new Map<string, number>();
   for (const attempt of attempts) {
@@ -78,9 +81,9 @@ async function acceptedPerNotification(
   return counts;
 }
 
-const mailAccepted = (attempt: Record<string, unknown>) => {
-  const body = attempt.body as { custom_args?: { notification_id?: string } } | undefined;
-  return attempt.status === 202 ? body?.custom_args?.notification_id ?? null : null;
+const mailAccepted = (mail: Record<string, unknown>) => {
+  const body = mail.body as { custom_args?: { notification_id?: string } } | undefined;
+  return mail.status === 202 ? body?.custom_args?.notification_id ?? null : null;
 };
 
 // Twilio's request carries the notification in its StatusCallback URL (src/notifications/sms.ts).
@@ -152,8 +155,8 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
            exists (select from public.inbox_messages m
                    where m.tenant_id = n.tenant_id and m.notification_id = n.id and m.user_id = n.recipient_id) as in_inbox
     from public.notifications n where n.id = any (${ids.map((row) => row.id)}::uuid[])`;
-  const mailed = await acceptedPerNotification(context.mailUrl, mailAccepted);
-  const texted = await acceptedPerNotification(context.smsUrl, smsAccepted);
+  const mailed = await acceptedPerNotification(context.mailUrl, "/_capture/messages", mailAccepted);
+  const texted = await acceptedPerNotification(context.smsUrl, "/_capture/requests", smsAccepted);
   const byChannel = { email: 0, sms: 0, in_app: 0 };
   let delivered = 0;
   for (const row of rows) {

@@ -122,7 +122,12 @@ export type Capture<Attempt extends { status: number }> = {
 };
 
 // `accepted`: the status of an attempt the provider took (listed by /_capture/messages).
-export function createCapture<Attempt extends { status: number }>(accepted: number): Capture<Attempt> {
+// `messagesOf`: the messages one accepted attempt carried, where a request can carry
+// several (SendGrid's personalizations); by default the attempt is the one message.
+export function createCapture<Attempt extends { status: number }>(
+  accepted: number,
+  messagesOf: (attempt: Attempt) => unknown[] = (attempt) => [attempt],
+): Capture<Attempt> {
   let attempts: Attempt[] = [];
   let script: ScriptedResponse[] = [];
   let fates: Fate[] = [];
@@ -211,7 +216,7 @@ export function createCapture<Attempt extends { status: number }>(accepted: numb
     control(request) {
       switch (`${request.method} ${new URL(request.url).pathname}`) {
         case "GET /_capture/messages":
-          return json(200, attempts.filter((a) => a.status === accepted));
+          return json(200, attempts.filter((a) => a.status === accepted).flatMap(messagesOf));
         case "GET /_capture/requests":
           return json(200, attempts);
         case "POST /_capture/script":

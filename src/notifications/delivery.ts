@@ -22,6 +22,35 @@ export type ChannelAdapter = {
   send(message: OutgoingMessage): Promise<Delivery>;
 };
 
+// One email of a batch: its own recipient, subject, values and notification; the batch's
+// body is shared (src/notifications/personalize.ts).
+export type BatchRecipient = {
+  notificationId: string;
+  tenantId: string;
+  to: string;
+  subject: string;
+  // Token -> this recipient's value, replaced by the provider in the shared body.
+  substitutions: Readonly<Record<string, string>>;
+};
+
+// Many emails of one template in one request: one body with tokens, a personalization each.
+export type OutgoingBatch = {
+  templateKey: string;
+  html: string;
+  text: string;
+  recipients: readonly BatchRecipient[];
+};
+
+// What the provider made of a batch: one outcome for all of its emails, or a refusal of the
+// request that may lie with some of them only (one address it will not take), which the
+// sender finds by splitting the batch (src/notifications/email-batch.ts).
+export type BatchDelivery = Delivery | { outcome: "refused"; reason: string };
+
+// The email channel: one message at a time, or many of a template in one request.
+export type EmailAdapter = ChannelAdapter & {
+  sendBatch(batch: OutgoingBatch): Promise<BatchDelivery>;
+};
+
 // Retry-After is seconds or an HTTP date (RFC 9110 10.2.3).
 export function retryAfterSeconds(value: string | null | undefined, now: number): number | null {
   if (!value) return null;

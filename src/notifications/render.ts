@@ -93,6 +93,12 @@ const parsedTemplates = Object.fromEntries(emailTemplateKeys.map((key) => {
   return [key, { subject: parseTemplate(subject), html: parseTemplate(html), text: parseTemplate(text) }];
 })) as Readonly<Record<EmailTemplateKey, Readonly<Record<keyof RenderedEmail, ParsedTemplate>>>>;
 
+/** The parsed parts of an email template, for filling them otherwise than fillEmailTemplate does (personalize.ts). */
+export function parsedEmailTemplate(key: EmailTemplateKey): Readonly<Record<keyof RenderedEmail, ParsedTemplate>> {
+  if (!isEmailTemplateKey(key)) throw new TemplateError(`unknown template key ${JSON.stringify(key)}`);
+  return parsedTemplates[key];
+}
+
 /** A guest's email for one of the guest templates. Throws TemplateError. */
 export function renderTemplate(key: GuestTemplateKey, data: TemplateData): RenderedEmail {
   if (!isGuestTemplateKey(key)) {
@@ -113,7 +119,7 @@ export function fillEmailTemplate(key: EmailTemplateKey, values: TemplateValues)
   return {
     subject: fillParsed(template.subject, values, singleLine).replace(/\s+/g, " ").trim(),
     html: fillParsed(template.html, values, escapeHtml),
-    text: fillParsed(template.text, values, (value) => value),
+    text: fillParsed(template.text, values, plainText),
   };
 }
 
@@ -167,6 +173,11 @@ export function templateValues(data: TemplateData): TemplateValues {
     values["accessCode.validUntilShort"] = formatShortInstant(locale, property.timezone, accessCode.validUntil);
   }
   return values;
+}
+
+// The text part shows a value as it is.
+export function plainText(value: string): string {
+  return value;
 }
 
 export function escapeHtml(value: string): string {

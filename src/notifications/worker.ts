@@ -13,11 +13,21 @@ import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims } from "../db/queue-claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
-import type { ChannelAdapter, Delivery } from "./delivery.ts";
+import type { ChannelAdapter, Delivery, EmailAdapter } from "./delivery.ts";
+import { deliverEmails, type PreparedEmail } from "./email-batch.ts";
+import { personalizeEmail } from "./personalize.ts";
 import type { PushResult, PushSender, PushSubscriptionKeys } from "./push.ts";
-import { isGuestTemplateKey, renderTemplate, type GuestTemplateKey, type TemplateData } from "./render.ts";
+import {
+  type EmailTemplateKey,
+  fillEmailTemplate,
+  type GuestTemplateKey,
+  isGuestTemplateKey,
+  type TemplateData,
+  templateValues,
+  type TemplateValues,
+} from "./render.ts";
 import { renderSms } from "./sms-text.ts";
-import { type NightlySummaryData, renderNightlySummary } from "./summary.ts";
+import { type NightlySummaryData, nightlySummaryValues } from "./summary.ts";
 import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebhookDisabledNotice } from "./staff-text.ts";
 import type { Logger } from "../http/router.ts";
 
@@ -46,7 +56,7 @@ export type WorkerDependencies = {
   // connection in one round trip, which only the driver does: Kysely runs a
   // transaction's statements one after another.
   sql: Sql;
-  adapters: { email: ChannelAdapter; sms: ChannelAdapter; push: PushSender };
+  adapters: { email: EmailAdapter; sms: ChannelAdapter; push: PushSender };
   settings: WorkerSettings;
   random: () => number;
   // Milliseconds, for the run's budget.
@@ -92,8 +102,9 @@ type Alert = { title: string; body: string; url: string };
 type Loaded =
   | { kind: "drop"; why: string }
   | { kind: "done"; outcome: "skipped" | "failed"; reason: string }
-  // Through a provider: the rendering waits until the provider is known to be enabled.
-  | { kind: "email"; to: string; templateKey: string; render: () => { subject: string; html: string; text: string } }
+  // Through a provider: the rendering waits until the provider is known to be enabled. An
+  // email's values, which it is rendered from both alone and for a batch's shared body.
+  | { kind: "email"; to: string; templateKey: EmailTemplateKey; values: () => TemplateValues }
   | { kind: "sms"; to: string; templateKey: GuestTemplateKey; render: () => { text: string } }
   // Into the inboxes of these members, in the job's tenant.
   | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled"; render: () => Alert }
@@ -153,9 +164,23 @@ async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outc
   if (valid.length === 0) return outcomes;
 
   const loaded = await loadClaim(deps, valid);
-  const settled = await Promise.all(
-    valid.map((job) => decide(deps, job, loaded.get(job) ?? new Error(`job ${job.msgId} was not loaded`))),
-  );
+  // Every email of the claim is rendered first, then they go out together, in as few
+  // requests as SendGrid allows (email-batch.ts), beside the other channels' deliveries.
+  const decisions = new Map<TenantJob, Promise<Settled>>();
+  const emails: EmailToSend[] = [];
+  for (const job of valid) {
+    const item = loaded.get(job) ?? new Error(`job ${job.msgId} was not loaded`);
+    if (!(item instanceof Error) && item.kind === "email" && !deps.adapters.email.disabledReason) {
+      const prepared = prepareEmail(deps, job, item);
+      if ("prepared" in prepared) emails.push(prepared);
+      else decisions.set(job, Promise.resolve(prepared));
+    } else {
+      decisions.set(job, decide(deps, job, item));
+    }
+  }
+  const sent = sendEmails(deps, emails);
+  for (const email of emails) decisions.set(email.job, sent.then((settled) => settled.get(email.job)!));
+  const settled = await Promise.all(valid.map((job) => decisions.get(job)!));
   await settleClaim(deps, settled);
   for (const result of settled) {
     if (result.outcome === "dropped") {
@@ -172,15 +197,66 @@ function fieldsOf(job: TenantJob) {
   return { notificationId: job.notificationId, tenantId: job.tenantId, msgId: job.msgId };
 }
 
-// A job's way from its loaded notification to an outcome, the provider call included.
-async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded | Error): Promise<Settled> {
-  const fields = fieldsOf(job);
-  const errored = (error: unknown): Settled => ({
+function erroredJob(deps: WorkerDependencies, job: TenantJob, error: unknown): Settled {
+  return {
     job,
     outcome: null,
     // One job's fault must not stop the others; this one comes back when its timeout ends.
     log: () => deps.logger.error(`notification job errored; it will be tried again: ${String(error)}`, { msgId: job.msgId }),
+  };
+}
+
+// An email rendered and ready, waiting for the claim's other emails to go out with them.
+type EmailToSend = {
+  job: TenantJob;
+  attempt: number;
+  content: Omit<NotificationChange, "status" | "status_reason">;
+  prepared: PreparedEmail;
+};
+
+// The email as it goes on its own (what the notification keeps), and with a body it can
+// share with others of its template and shape, when it can (personalize.ts).
+function prepareEmail(deps: WorkerDependencies, job: TenantJob, loaded: Extract<Loaded, { kind: "email" }>): EmailToSend | Settled {
+  try {
+    const values = loaded.values();
+    const rendered = fillEmailTemplate(loaded.templateKey, values);
+    const shared = personalizeEmail(loaded.templateKey, values);
+    return {
+      job,
+      attempt: job.readCount,
+      content: { subject: rendered.subject, body: rendered.text, attempts: job.readCount, recipient_address: loaded.to },
+      prepared: {
+        message: { notificationId: job.notificationId, tenantId: job.tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered },
+        personalized: "unfit" in shared ? null : shared,
+      },
+    };
+  } catch (error) {
+    return erroredJob(deps, job, error);
+  }
+}
+
+// The claim's emails through the provider, each to its outcome.
+async function sendEmails(deps: WorkerDependencies, emails: EmailToSend[]): Promise<Map<TenantJob, Settled>> {
+  const settled = new Map<TenantJob, Settled>();
+  if (emails.length === 0) return settled;
+  let deliveries: Delivery[];
+  try {
+    deliveries = await deliverEmails(deps.adapters.email, emails.map((email) => email.prepared));
+  } catch (error) {
+    for (const email of emails) settled.set(email.job, erroredJob(deps, email.job, error));
+    return settled;
+  }
+  emails.forEach((email, index) => {
+    settled.set(email.job, settleDelivery(deps, email.job, email.attempt, email.content, deliveries[index]!));
   });
+  return settled;
+}
+
+// A job's way from its loaded notification to an outcome, the provider call included; an
+// email's, only when email is disabled (an email that can go is prepareEmail's).
+async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded | Error): Promise<Settled> {
+  const fields = fieldsOf(job);
+  const errored = (error: unknown): Settled => erroredJob(deps, job, error);
   if (loaded instanceof Error) return errored(loaded);
   if (loaded.kind === "drop") return { job, outcome: "dropped", why: loaded.why };
   if (loaded.kind === "done") {
@@ -212,22 +288,20 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
   }
   if (loaded.kind === "push") return await decidePush(deps, job, loaded, errored);
 
-  const adapter = loaded.kind === "email" ? deps.adapters.email : deps.adapters.sms;
+  if (loaded.kind === "email") {
+    return skippedAsDisabled(deps, job, deps.adapters.email.disabledReason ?? "email is disabled");
+  }
+  const adapter = deps.adapters.sms;
   if (adapter.disabledReason) return skippedAsDisabled(deps, job, adapter.disabledReason);
 
   let rendered: { subject: string; html: string; text: string };
   try {
     // An SMS has its own short text and no subject or HTML.
-    rendered = loaded.kind === "email" ? loaded.render() : { subject: "", html: "", ...loaded.render() };
+    rendered = { subject: "", html: "", ...loaded.render() };
   } catch (error) {
     return errored(error);
   }
-  const content = {
-    ...(loaded.kind === "email" ? { subject: rendered.subject } : {}),
-    body: rendered.text,
-    attempts: attempt,
-    recipient_address: loaded.to,
-  };
+  const content = { body: rendered.text, attempts: attempt, recipient_address: loaded.to };
 
   let delivery: Delivery;
   try {
@@ -535,7 +609,7 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
     const figures = nightlySummaryContext.parse(row.context);
     if (!row.recipient_address) return { kind: "done", outcome: "failed", reason: "the member has no email address" };
     if (row.member_role === null) return { kind: "done", outcome: "skipped", reason: "the recipient is no longer a member of the tenant" };
-    return { kind: "email", to: row.recipient_address, templateKey, render: () => renderNightlySummary(figures) };
+    return { kind: "email", to: row.recipient_address, templateKey, values: () => nightlySummaryValues(figures) };
   }
   if (templateKey === "delivery_failed" && channel === "in_app") {
     const notice = deliveryFailedContext.parse(row.context);
@@ -635,6 +709,6 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
     accessCode,
   };
   return channel === "email"
-    ? { kind: "email", to, templateKey, render: () => renderTemplate(templateKey, data) }
+    ? { kind: "email", to, templateKey, values: () => templateValues(data) }
     : { kind: "sms", to, templateKey, render: () => renderSms(templateKey, data) };
 }

@@ -18,6 +18,7 @@ import {
   type Job,
   jobsFor,
   mail,
+  notificationIdsIn,
   type Notification,
   partsOf,
   readNotification,
@@ -245,17 +246,21 @@ Deno.test("a provider refusal longer than the notification's reason may be: fail
     await drainQueue(sql);
     const t = await tenant("long-reason");
     const stays = [await checkedIn(t.ownerClient), await checkedIn(t.ownerClient)];
-    const message = `Invalid content: ${"x".repeat(2500)}`;
-    await mail.script({ status: 400, body: { errors: [{ message, field: "content", help: null }] } });
+    // A refusal naming a recipient: the two check-ins' request is refused, and each goes
+    // again in a request of its own (email-batch.ts), one of which is refused again.
+    const message = `Invalid recipient: ${"x".repeat(2500)}`;
+    const refusal = { status: 400, body: { errors: [{ message, field: "personalizations.0.to.0.email", help: null }] } };
+    await mail.script(refusal, refusal);
 
     const answer = await callWorker();
     assert.equal(answer.status, 200, `the run completes: ${answer.text.slice(0, 200)}`);
     assert.deepEqual(answer.body, summary({ read: 2, sent: 1, failed: 1 }));
 
-    // The run sends its claim side by side: the refused one is whichever met the scripted 400 first.
+    // The halves go side by side: the refused one is whichever met the second scripted 400.
     const attempts = await mail.requests();
-    assert.deepEqual(attempts.map((attempt) => attempt.status).sort(), [202, 400]);
-    const refusedId = attempts.find((attempt) => attempt.status === 400)?.body.custom_args?.notification_id;
+    assert.deepEqual(attempts.map((attempt) => [attempt.status, attempt.body.personalizations.length]).sort(), [[202, 1], [400, 1], [400, 2]]);
+    const refusedAlone = attempts.find((attempt) => attempt.status === 400 && attempt.body.personalizations.length === 1);
+    const refusedId = refusedAlone && notificationIdsIn(refusedAlone.body)[0];
     const refused = stays.find(({ pending }) => pending.id === refusedId);
     const next = stays.find(({ pending }) => pending.id !== refusedId);
     assert.ok(refused && next, `the 400 names one of the two notifications: ${refusedId}`);
@@ -263,7 +268,7 @@ Deno.test("a provider refusal longer than the notification's reason may be: fail
     const failed = await readNotification(t.ownerClient, refused.pending.id);
     assert.equal(failed.status, "failed");
     const reason = failed.statusReason ?? "";
-    assert.ok(reason.startsWith("SendGrid answered 400: content: Invalid content: xxx"), reason.slice(0, 80));
+    assert.ok(reason.startsWith("SendGrid answered 400: personalizations.0.to.0.email: Invalid recipient: xxx"), reason.slice(0, 80));
     assert.ok(reason.length <= 2000, `the reason fits the column: ${reason.length} characters`);
     assert.deepEqual(await jobsFor(sql, refused.pending.id), []);
 

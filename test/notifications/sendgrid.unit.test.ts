@@ -1,7 +1,7 @@
 // The SendGrid adapter's settings on their own: an unset sender address or API key
-// disables email, says why, and sends nothing. Sending itself goes through SendGrid's own
-// client over HTTP, so it is delivery.test.ts's and retries.test.ts's, against the
-// stack's SendGrid capture server.
+// disables email, says why, and sends nothing, one email or a batch. Sending itself goes
+// through SendGrid's own client over HTTP, so it is delivery.test.ts's, retries.test.ts's
+// and batching.test.ts's, against the stack's SendGrid capture server.
 import assert from "node:assert/strict";
 import { createSendGridAdapter, type SendGridSettings } from "../../src/notifications/sendgrid.ts";
 
@@ -25,6 +25,17 @@ const message = {
   text: "Welcome",
 };
 
+// Two emails of one template in one request (src/notifications/email-batch.ts).
+const batch = {
+  templateKey: "checkin_reminder",
+  html: "<p>Welcome, `h0`</p>",
+  text: "Welcome, `t0`",
+  recipients: ["ana", "ben"].map((name) => ({
+    notificationId: crypto.randomUUID(), tenantId: message.tenantId, to: `${name}@guest.example`, subject: "Welcome",
+    substitutions: { "`h0`": name, "`t0`": name },
+  })),
+};
+
 Deno.test("with a sender address and an API key, email is enabled", () => {
   assert.equal(createSendGridAdapter(settings).disabledReason, null);
   assert.equal(createSendGridAdapter({ ...settings, fromName: null }).disabledReason, null);
@@ -35,6 +46,7 @@ Deno.test("the sender address unset disables email, whatever else is set; sendin
     const email = createSendGridAdapter({ ...settings, fromEmail });
     assert.equal(email.disabledReason, "email is disabled: the sender address (NOTIFICATIONS_FROM_EMAIL) is not set");
     assert.deepEqual(await email.send(message), { outcome: "permanent", reason: email.disabledReason });
+    assert.deepEqual(await email.sendBatch(batch), { outcome: "permanent", reason: email.disabledReason });
   }
 });
 
@@ -42,4 +54,5 @@ Deno.test("the API key unset disables email too, with its own reason", async () 
   const email = createSendGridAdapter({ ...settings, apiKey: null });
   assert.equal(email.disabledReason, "email is disabled: the SendGrid API key (SENDGRID_API_KEY) is not set");
   assert.deepEqual(await email.send(message), { outcome: "permanent", reason: email.disabledReason });
+  assert.deepEqual(await email.sendBatch(batch), { outcome: "permanent", reason: email.disabledReason });
 });

@@ -293,16 +293,25 @@ function captureServer<A>(baseUrlOf: () => string) {
   };
 }
 
+// A request to SendGrid as sent (GET /_capture/requests), or one mail of it as its
+// recipient gets it (GET /_capture/messages: one personalization, its substitutions made,
+// its subject and custom_args).
 export type SentMail = {
-  personalizations: { to: { email: string; name?: string }[] }[];
+  personalizations: {
+    to: { email: string; name?: string }[];
+    subject?: string;
+    substitutions?: Record<string, string>;
+    custom_args?: Record<string, string>;
+  }[];
   from: { email: string; name?: string };
-  subject: string;
+  subject?: string;
   content: { type: string; value: string }[];
   custom_args?: Record<string, string>;
   categories?: string[];
 };
 
-export type MailAttempt = { receivedAt: string; status: number; messageId: string | null; body: SentMail };
+// `personalization`: a mail's place among its request's personalizations.
+export type MailAttempt = { receivedAt: string; status: number; messageId: string | null; body: SentMail; personalization?: number };
 
 export type SmsAttempt = {
   receivedAt: string;
@@ -312,7 +321,21 @@ export type SmsAttempt = {
   params: Record<string, string>;
 };
 
-export const mail = captureServer<MailAttempt>(() => stack.mailUrl);
+export const mail = {
+  ...captureServer<MailAttempt>(() => stack.mailUrl),
+  // Every request naming one of these recipients is refused from now on, with SendGrid's
+  // 400 for an address it does not take, until the capture is cleared.
+  async refuse(...addresses: string[]): Promise<void> {
+    const response = await fetch(`${stack.mailUrl}/_capture/refuse`, { method: "POST", body: JSON.stringify({ addresses }) });
+    assert.equal(response.status, 200, await response.text());
+  },
+};
+
+// The notifications a request to SendGrid carries, one per personalization: each one's
+// custom args over the message's.
+export function notificationIdsIn(request: SentMail): string[] {
+  return request.personalizations.map((p) => p.custom_args?.notification_id ?? request.custom_args?.notification_id ?? "");
+}
 export const sms = captureServer<SmsAttempt>(() => stack.smsUrl);
 
 // One mail's parts: the recipient, the subject, the text and HTML content and the custom args.
@@ -322,5 +345,5 @@ export function partsOf(sent: SentMail) {
   const text = sent.content.find((part) => part.type === "text/plain")?.value;
   const html = sent.content.find((part) => part.type === "text/html")?.value;
   assert.ok(text !== undefined && html !== undefined, `a text and an HTML part: ${JSON.stringify(sent.content.map((c) => c.type))}`);
-  return { to, subject: sent.subject, text, html, customArgs: sent.custom_args ?? {} };
+  return { to, subject: sent.personalizations[0]!.subject ?? sent.subject ?? "", text, html, customArgs: sent.custom_args ?? {} };
 }

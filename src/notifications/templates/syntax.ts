@@ -79,50 +79,68 @@ export function parseTemplate(source: string): ParsedTemplate {
   return root;
 }
 
+// A scope a name is looked up in: the values at the top, or one item of a list, with
+// where that item is ("properties.0", "properties.0/unpaid.1").
+type Scope = { values: TemplateValues; path: string };
+
+/**
+ * Where a value came from, whatever the encoding: its name, after the path of the
+ * list item that holds it ("name" at the top, "properties.1/name" in a list). Two
+ * places that show one value have one source; two items' values have two.
+ */
+export type ValueSource = string;
+
 // The innermost scope that has the name: a list's item, then what surrounds the list.
-function lookup(scopes: readonly TemplateValues[], name: string): TemplateValue {
+function lookup(scopes: readonly Scope[], name: string): { value: TemplateValue; source: ValueSource } {
   for (const scope of scopes) {
-    if (Object.hasOwn(scope, name)) return scope[name] ?? null;
+    if (Object.hasOwn(scope.values, name)) {
+      return { value: scope.values[name] ?? null, source: scope.path ? `${scope.path}/${name}` : name };
+    }
   }
   throw new TemplateError(`the template uses {{${name}}}, which the data does not provide`);
 }
 
-function fillScoped(nodes: ParsedTemplate, scopes: readonly TemplateValues[], encode: (value: string) => string): string {
+function fillScoped(nodes: ParsedTemplate, scopes: readonly Scope[], encode: Encode): string {
   let out = "";
   for (const node of nodes) {
     if (node.kind === "text") {
       out += node.text;
     } else if (node.kind === "value") {
-      const value = lookup(scopes, node.name);
+      const { value, source } = lookup(scopes, node.name);
       if (value === null) {
         throw new TemplateError(`{{${node.name}}} has no value here: use it inside {{#${node.name}}}...{{/${node.name}}}`);
       }
       if (typeof value !== "string") {
         throw new TemplateError(`{{${node.name}}} is a list: repeat a block with {{#${node.name}}}...{{/${node.name}}}`);
       }
-      out += encode(value);
+      out += encode(value, source);
     } else {
-      const value = lookup(scopes, node.name);
+      const { value, source } = lookup(scopes, node.name);
       const empty = value === null || (typeof value !== "string" && value.length === 0);
       if (node.inverted) {
         if (empty) out += fillScoped(node.children, scopes, encode);
       } else if (typeof value === "string") {
         out += fillScoped(node.children, scopes, encode);
       } else if (value !== null) {
-        for (const item of value) out += fillScoped(node.children, [item, ...scopes], encode);
+        value.forEach((item, index) => {
+          out += fillScoped(node.children, [{ values: item, path: `${source}.${index}` }, ...scopes], encode);
+        });
       }
     }
   }
   return out;
 }
 
+/** What a value becomes in the output: the value encoded for its part, or anything standing for it. */
+export type Encode = (value: string, source: ValueSource) => string;
+
 /** As fillTemplate, for a template parsed already. Throws TemplateError. */
-export function fillParsed(nodes: ParsedTemplate, values: TemplateValues, encode: (value: string) => string): string {
-  return fillScoped(nodes, [values], encode);
+export function fillParsed(nodes: ParsedTemplate, values: TemplateValues, encode: Encode): string {
+  return fillScoped(nodes, [{ values, path: "" }], encode);
 }
 
 /** The template with every placeholder replaced by its value passed through encode. Throws TemplateError. */
-export function fillTemplate(source: string, values: TemplateValues, encode: (value: string) => string): string {
+export function fillTemplate(source: string, values: TemplateValues, encode: Encode): string {
   return fillParsed(parseTemplate(source), values, encode);
 }
 
