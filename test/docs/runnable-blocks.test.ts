@@ -96,8 +96,9 @@ Deno.test("docs/notifications-delivery.md: the doubles take the scripted fates, 
   await clearCapture(stack.smsUrl);
   try {
     const { stdout } = await runBlock(script, { MAIL: stack.mailUrl, SMS: stack.smsUrl });
-    // Two fates queued at the mail double, one at the SMS double: each valid, or it would be a 400.
-    assert.equal(stdout, '{"pending":1}{"pending":2}{"pending":1}');
+    // Two fates queued at the mail double, one address refused and one answer scripted there,
+    // one fate at the SMS double: each valid, or it would be a 400.
+    assert.equal(stdout, '{"pending":1}{"pending":2}{"refused":1}{"pending":1}{"pending":1}');
   } finally {
     await clearCapture(stack.mailUrl);
     await clearCapture(stack.smsUrl);
