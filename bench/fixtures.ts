@@ -11,6 +11,10 @@ export const FIRST_CONFIRMED = 601;
 export const CONFIRMED_PER_TENANT = 400;
 // The tenant whose reservations the read benchmarks ask for; it stays between runs.
 export const READ_TENANT = 1;
+// The last confirmed reservations of each tenant (991..1000) are the notification latency
+// part's (bench/notification-latency.ts); the write benchmark's check-ins count up from
+// FIRST_CONFIRMED and stop short of them, so no part checks in a stay another has used.
+export const LATENCY_CONFIRMED_PER_TENANT = 10;
 
 // Made through Supabase Auth's admin API with this id (bench/run.ts), kept between runs.
 export const benchOwner = {
