@@ -16,6 +16,20 @@ export const READ_TENANT = 1;
 // FIRST_CONFIRMED and stop short of them, so no part checks in a stay another has used.
 export const LATENCY_CONFIRMED_PER_TENANT = 10;
 
+// One tenant much larger than the others, beside them (bench/sql/seed-large-tenant.sql):
+// seeded for the large-tenant part and dropped with tenants 2-1000 at the end of a run.
+// Its number follows theirs, so its ids follow the same patterns, but for its
+// reservations, whose numbers need six digits (seed-large-tenant.sql says how).
+export const LARGE_TENANT = {
+  number: TENANTS + 1,
+  properties: 5,
+  units: 500,
+  guests: 20_000,
+  // Stays per unit, a week apart: 500 units x 200 weeks, almost four years.
+  staysPerUnit: 200,
+  reservations: 500 * 200,
+} as const;
+
 // Made through Supabase Auth's admin API with this id (bench/run.ts), kept between runs.
 export const benchOwner = {
   userId: "b0e00000-0000-4000-8000-000000000001",
