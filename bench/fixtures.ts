@@ -11,6 +11,24 @@ export const FIRST_CONFIRMED = 601;
 export const CONFIRMED_PER_TENANT = 400;
 // The tenant whose reservations the read benchmarks ask for; it stays between runs.
 export const READ_TENANT = 1;
+// The last confirmed reservations of each tenant (991..1000) are the notification latency
+// part's (bench/notification-latency.ts); the write benchmark's check-ins count up from
+// FIRST_CONFIRMED and stop short of them, so no part checks in a stay another has used.
+export const LATENCY_CONFIRMED_PER_TENANT = 10;
+
+// One tenant much larger than the others, beside them (bench/sql/seed-large-tenant.sql):
+// seeded for the large-tenant part and dropped with tenants 2-1000 at the end of a run.
+// Its number follows theirs, so its ids follow the same patterns, but for its
+// reservations, whose numbers need six digits (seed-large-tenant.sql says how).
+export const LARGE_TENANT = {
+  number: TENANTS + 1,
+  properties: 5,
+  units: 500,
+  guests: 20_000,
+  // Stays per unit, a week apart: 500 units x 200 weeks, almost four years.
+  staysPerUnit: 200,
+  reservations: 500 * 200,
+} as const;
 
 // Made through Supabase Auth's admin API with this id (bench/run.ts), kept between runs.
 export const benchOwner = {

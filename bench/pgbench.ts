@@ -21,6 +21,10 @@ export type SqlLoadPoint = {
   seconds: number;
   // pgbench -D name=value: the script's :name parameters.
   variables: Record<string, string>;
+  // pgbench -M: `prepared` (the default) as an api instance connected directly sends its
+  // statements; `extended`, unnamed statements planned for their values on every call,
+  // as the stack's api function sends them through the transaction pooler.
+  protocol?: "prepared" | "extended";
 };
 
 function numberAfter(text: string, label: RegExp): number | null {
@@ -30,7 +34,7 @@ function numberAfter(text: string, label: RegExp): number | null {
 
 export async function runSqlLoad(point: SqlLoadPoint): Promise<SqlLoadResult> {
   const args = [
-    "-h", point.db.host, "-p", String(point.db.port), "-U", point.db.user, "-n", "-M", "prepared",
+    "-h", point.db.host, "-p", String(point.db.port), "-U", point.db.user, "-n", "-M", point.protocol ?? "prepared",
     "-c", String(point.clients), "-j", "1", "-T", String(point.seconds),
     ...Object.entries(point.variables).flatMap(([name, value]) => ["-D", `${name}=${value}`]),
     "-f", point.scriptFile, point.db.database,

@@ -46,7 +46,7 @@ const CEILING_QUEUE = "bench_ceiling";
 const callWorker = (context: PipelineContext) =>
   callWorkerFunction<RunSummary>(context.origin, "notifications-worker", context.serviceRoleKey);
 
-async function clearCapture(captureUrl: string): Promise<void> {
+export async function clearCapture(captureUrl: string): Promise<void> {
   const response = await fetch(`${captureUrl}/_capture`, { method: "DELETE" });
   await response.body?.cancel();
   assert.equal(response.status, 204, `the capture server at ${captureUrl} forgets its messages`);
@@ -81,21 +81,23 @@ async function acceptedPerNotification(
   return counts;
 }
 
-const mailAccepted = (mail: Record<string, unknown>) => {
+// One accepted mail on the SendGrid double: a personalization of an accepted request.
+export const mailAccepted = (mail: Record<string, unknown>) => {
   const body = mail.body as { custom_args?: { notification_id?: string } } | undefined;
   return mail.status === 202 ? body?.custom_args?.notification_id ?? null : null;
 };
 
 // Twilio's request carries the notification in its StatusCallback URL (src/notifications/sms.ts).
-const smsAccepted = (attempt: Record<string, unknown>) => {
+export const smsAccepted = (attempt: Record<string, unknown>) => {
   const callback = (attempt.params as Record<string, string> | undefined)?.StatusCallback;
   return attempt.status === 201 && callback ? new URL(callback).searchParams.get("notificationId") : null;
 };
 
-// What the check-ins need in the pipeline's tenants: the tenant opted in to the check-in
-// message by SMS, every guest has a mobile number, and three staff members (made through
-// Auth by bench/run.ts) belong to each tenant. Dropping the tenants takes it all away.
-async function prepareTenants(sql: postgres.Sql, tenantIds: string[]): Promise<void> {
+// What the check-ins need in the pipeline's tenants (and the notification latency part's):
+// the tenant opted in to the check-in message by SMS, every guest has a mobile number, and
+// three staff members (made through Auth by bench/run.ts) belong to each tenant. Dropping
+// the tenants takes it all away.
+export async function prepareTenants(sql: postgres.Sql, tenantIds: string[]): Promise<void> {
   await sql`
     insert into public.notification_preferences (tenant_id, template_key, channel, enabled)
     select t.id, 'checkin_reminder', 'sms', true from unnest(${tenantIds}::uuid[]) t(id)

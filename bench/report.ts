@@ -1,8 +1,12 @@
 // What a run found, as JSON (everything measured) and as the Markdown tables that
 // docs/benchmarks.md shows for the latest run (withLatestResults puts them there).
-// Ratios are the point: both sides of each are measured in the same run.
+// Ratios are the point: both sides of each are measured in the same run. A run of some
+// parts only (--only) has only their measurements, ratios, tables and targets.
 import type { DirectAndPooled } from "./direct-and-pooled.ts";
 import { LIMITER_CONCURRENCIES, type LimiterResults } from "./external.ts";
+import { LARGE_TENANT, RESERVATIONS_PER_TENANT } from "./fixtures.ts";
+import { type LargeTenantResult, type LargeTenantRoute, largeTenantRoutes } from "./large-tenant.ts";
+import { type Channel, channels, type NotificationLatencyResult } from "./notification-latency.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
 import type { PipelineResult } from "./pipeline.ts";
 import type { WebhooksResult } from "./webhooks.ts";
@@ -10,25 +14,39 @@ import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
 import type { WriteResults } from "./writes.ts";
 import type { LoadResult } from "./wrk.ts";
 
+// The parts a run can be limited to (bench/run.ts --only), in the order they run.
+// `reads` is items 1 and 2, `scale` item 5 (its ratio needs `reads` too).
+export const PARTS = [
+  "scale", "reads", "direct-and-pooled", "limiter", "writes", "pipeline", "webhooks", "large-tenant", "latency",
+] as const;
+export type Part = (typeof PARTS)[number];
+
 export type RouteResults = { api: LoadResult[]; sqlCeiling: SqlLoadResult[]; httpCeiling: LoadResult[]; bodyBytes: number };
 
 export type Measurements = {
-  reads: Record<ReadRoute, RouteResults>;
+  reads?: Record<ReadRoute, RouteResults>;
   // The same reads from two api instances, connected directly and through the pooler.
-  directAndPooled: DirectAndPooled;
+  directAndPooled?: DirectAndPooled;
   // Item 1's reads again while the database holds one bench tenant only.
-  oneTenantReads: Record<ReadRoute, LoadResult[]>;
-  writes: WriteResults;
-  pipeline: PipelineResult;
+  oneTenantReads?: Record<ReadRoute, LoadResult[]>;
+  writes?: WriteResults;
+  pipeline?: PipelineResult;
   // Item 8: outbound webhooks, beside the pipeline.
-  webhooks: WebhooksResult;
+  webhooks?: WebhooksResult;
   // Item 7: an external read with and without the rate limiter.
-  limiter: LimiterResults;
+  limiter?: LimiterResults;
+  // Item 9: filtered lists of a tenant with 100,000 reservations beside the read tenant's,
+  // and what their total costs.
+  largeTenant?: LargeTenantResult;
+  // Item 10: from a check-in's commit to the provider, on the workers' deployed schedule.
+  notificationLatency?: NotificationLatencyResult;
 };
 
 export type RunInfo = {
   date: string;
   commit: string;
+  // What ran: every part, or those --only named.
+  parts: Part[];
   // Uncommitted changes in the tree when it ran.
   dirty: boolean;
   cores: number;
@@ -45,16 +63,20 @@ export type Report = RunInfo & {
   errors: number;
   ratios: {
     // API req/s over the lower of the two ceilings, per route and concurrency.
-    apiShareOfLowerCeiling: Record<ReadRoute, number[]>;
+    apiShareOfLowerCeiling?: Record<ReadRoute, number[]>;
     // Mean latency with 1,000 tenants over the same with one, per route and concurrency.
-    scale: Record<ReadRoute, number[]>;
+    scale?: Record<ReadRoute, number[]>;
     // Req/s through the pooler over req/s connected directly, per route and concurrency.
-    pooledOverDirect: Record<ReadRoute, number[]>;
+    pooledOverDirect?: Record<ReadRoute, number[]>;
     // 1 - check-ins/s with the trigger over check-ins/s without it.
-    triggerCost: number;
-    pipelineShareOfPgmqCeiling: number;
+    triggerCost?: number;
+    pipelineShareOfPgmqCeiling?: number;
     // 1 - the external read's SQL tx/s with the rate limiter over those without, per concurrency.
-    limiterCost: number[];
+    limiterCost?: number[];
+    // The large tenant's mean latency over the read tenant's, per route, at 32 connections.
+    largeOverSmall?: Record<LargeTenantRoute, number>;
+    // The share of the large tenant's list statement the count takes, per route (EXPLAIN ANALYZE).
+    countShare?: Record<LargeTenantRoute, number>;
   };
   targets: Target[];
   measurements: Measurements;
@@ -67,42 +89,88 @@ function lowerCeiling(route: RouteResults, index: number): number {
   return Math.min(route.sqlCeiling[index]!.transactionsPerSecond, route.httpCeiling[index]!.requestsPerSecond);
 }
 
+// The values of a record of routes, in a fixed order.
+const each = <K extends string, V>(keys: readonly K[], value: (key: K) => V) =>
+  Object.fromEntries(keys.map((key) => [key, value(key)])) as Record<K, V>;
+
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter } = measurements;
-  const share = (route: ReadRoute) =>
-    CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i));
-  const scale = (route: ReadRoute) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs);
-  const pooledOverDirect = (route: ReadRoute) =>
-    CONCURRENCIES.map((_, i) => directAndPooled[route].pooled[i]!.requestsPerSecond / directAndPooled[route].direct[i]!.requestsPerSecond);
-  const ratios = {
-    apiShareOfLowerCeiling: { list: share("list"), get: share("get") },
-    scale: { list: scale("list"), get: scale("get") },
-    pooledOverDirect: { list: pooledOverDirect("list"), get: pooledOverDirect("get") },
-    triggerCost: 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond,
-    pipelineShareOfPgmqCeiling: pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond,
-    limiterCost: LIMITER_CONCURRENCIES.map((_, i) =>
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } = measurements;
+  const ratios: Report["ratios"] = {};
+  if (reads) {
+    ratios.apiShareOfLowerCeiling = each(routes, (route) =>
+      CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i)));
+  }
+  if (reads && oneTenantReads) {
+    ratios.scale = each(routes, (route) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs));
+  }
+  if (directAndPooled) {
+    ratios.pooledOverDirect = each(routes, (route) =>
+      CONCURRENCIES.map((_, i) => directAndPooled[route].pooled[i]!.requestsPerSecond / directAndPooled[route].direct[i]!.requestsPerSecond));
+  }
+  if (writes) ratios.triggerCost = 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond;
+  if (pipeline) ratios.pipelineShareOfPgmqCeiling = pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond;
+  if (limiter) {
+    ratios.limiterCost = LIMITER_CONCURRENCIES.map((_, i) =>
       1 - limiter.sqlWith[i]!.transactionsPerSecond / limiter.sqlWithout[i]!.transactionsPerSecond
-    ),
-  };
+    );
+  }
+  if (largeTenant) {
+    ratios.largeOverSmall = each(largeTenantRoutes, (route) => largeTenant.routes[route].meanRatio);
+    ratios.countShare = each(largeTenantRoutes, (route) => largeTenant.count[route].share.statement);
+  }
+
   const worst = (values: number[], pick: "min" | "max") => pick === "min" ? Math.min(...values) : Math.max(...values);
-  const shareAt32 = worst(routes.map((route) => ratios.apiShareOfLowerCeiling[route][AT_32]!), "min");
-  const p99At32 = worst(routes.map((route) => reads[route].api[AT_32]!.p99Ms), "max");
-  const scaleAt32 = worst(routes.map((route) => ratios.scale[route][AT_32]!), "max");
-  const targets: Target[] = [
-    { name: "API reads, share of the lower ceiling at 32 connections (worse route)", measured: shareAt32 * 100, unit: "%", goal: "≥ 60 %", met: shareAt32 >= 0.6 },
-    { name: "API reads, p99 at 32 connections (worse route)", measured: p99At32, unit: "ms", goal: "< 50 ms", met: p99At32 < 50 },
-    { name: "Cost of the notification trigger on check-in", measured: ratios.triggerCost * 100, unit: "%", goal: "< 25 %", met: ratios.triggerCost < 0.25 },
-    { name: "Notification pipeline", measured: pipeline.notificationsPerSecond, unit: "/s", goal: "≥ 1,000 /s", met: pipeline.notificationsPerSecond >= 1000 },
-    { name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.3", met: scaleAt32 < 1.3 },
-  ];
+  const targets: Target[] = [];
+  if (reads && ratios.apiShareOfLowerCeiling) {
+    const shareAt32 = worst(routes.map((route) => ratios.apiShareOfLowerCeiling![route][AT_32]!), "min");
+    const p99At32 = worst(routes.map((route) => reads[route].api[AT_32]!.p99Ms), "max");
+    targets.push(
+      { name: "API reads, share of the lower ceiling at 32 connections (worse route)", measured: shareAt32 * 100, unit: "%", goal: "≥ 60 %", met: shareAt32 >= 0.6 },
+      { name: "API reads, p99 at 32 connections (worse route)", measured: p99At32, unit: "ms", goal: "< 50 ms", met: p99At32 < 50 },
+    );
+  }
+  if (ratios.triggerCost !== undefined) {
+    targets.push({ name: "Cost of the notification trigger on check-in", measured: ratios.triggerCost * 100, unit: "%", goal: "< 25 %", met: ratios.triggerCost < 0.25 });
+  }
+  if (pipeline) {
+    targets.push({ name: "Notification pipeline", measured: pipeline.notificationsPerSecond, unit: "/s", goal: "≥ 1,000 /s", met: pipeline.notificationsPerSecond >= 1000 });
+  }
+  if (ratios.scale) {
+    const scaleAt32 = worst(routes.map((route) => ratios.scale![route][AT_32]!), "max");
+    targets.push({ name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.3", met: scaleAt32 < 1.3 });
+  }
+  if (ratios.largeOverSmall) {
+    const largeOverSmall = worst(largeTenantRoutes.map((route) => ratios.largeOverSmall![route]), "max");
+    targets.push({
+      name: "Large tenant: mean latency, 100,000 reservations over 1,000, at 32 connections (worse route)",
+      measured: largeOverSmall, unit: "×", goal: "≤ 1.5", met: largeOverSmall <= 1.5,
+    });
+  }
+  if (notificationLatency) {
+    // NaN (nothing delivered on a channel) is not below any goal.
+    const p99 = worst(providerChannels.map((channel) => notificationLatency.byChannel[channel].fromTransaction.p99Ms), "max") / 1000;
+    targets.push({ name: "Notification latency: check-in to the provider's acceptance, p99 (worse of email and SMS)", measured: p99, unit: "s", goal: "< 5 s", met: p99 < 5 });
+  }
+
+  const sumErrors = (results: { errors: number }[]) => results.reduce((sum, result) => sum + result.errors, 0);
   const errors = routes.reduce((sum, route) =>
-    sum + [...reads[route].api, ...reads[route].httpCeiling, ...oneTenantReads[route], ...directAndPooled[route].direct,
-      ...directAndPooled[route].pooled].reduce((s, r) => s + r.errors, 0) +
-    reads[route].sqlCeiling.reduce((s, r) => s + r.errors, 0), 0) +
-    writes.patchGuest.errors + writes.checkIn.errors + writes.checkInWithoutTrigger.errors + pipeline.errors + webhooks.errors +
-    [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout].reduce((sum, r) => sum + r.errors, 0);
+    sum + sumErrors([...(reads?.[route].api ?? []), ...(reads?.[route].httpCeiling ?? []), ...(oneTenantReads?.[route] ?? []),
+      ...(directAndPooled?.[route].direct ?? []), ...(directAndPooled?.[route].pooled ?? []), ...(reads?.[route].sqlCeiling ?? [])]), 0) +
+    sumErrors(writes ? [writes.patchGuest, writes.checkIn, writes.checkInWithoutTrigger] : []) +
+    (pipeline?.errors ?? 0) + (webhooks?.errors ?? 0) +
+    sumErrors(limiter ? [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout] : []) +
+    sumErrors(largeTenant
+      ? largeTenantRoutes.flatMap((route) => [
+        ...largeTenant.routes[route].runs.map((run) => run.result),
+        largeTenant.count[route].pgbench.withCount, largeTenant.count[route].pgbench.withoutCount,
+      ])
+      : []) +
+    (notificationLatency?.errors ?? 0);
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
 }
+
+// The channels with a provider, whose acceptance ends the latency the target is about.
+const providerChannels: Channel[] = ["email", "sms"];
 
 const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
@@ -120,113 +188,225 @@ export function withLatestResults(page: string, name: string, table: string): st
   return `${page.slice(0, start.index)}${marker}${table.replace(/\n*$/, "\n")}${page.slice(end)}`;
 }
 
+const seconds = (ms: number) => Number.isNaN(ms) ? "–" : fixed(ms / 1000, 2);
+
+const channelLabels: Record<Channel, string> = {
+  email: "email (to SendGrid's acceptance)",
+  sms: "SMS (to the SMS provider's acceptance)",
+  in_app: "in-app (to `sent`, in the inbox)",
+};
+
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter } = report.measurements;
+  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } =
+    report.measurements;
+  const { ratios } = report;
   const lines: string[] = [];
+  const partial = report.parts.length < PARTS.length;
   lines.push(
     `Run ${report.date} at commit \`${report.commit}\`${report.dirty ? " (with uncommitted changes)" : ""}, ${report.cores} cores, ` +
       `load average ${report.loadAverageAtStart.map((l) => l.toFixed(2)).join(" ")} at the start, ${report.secondsPerPoint} s a point, ` +
-      `${fixed(report.durationSeconds)} s in all. Errors: **${report.errors}**.`,
-    "",
-    `**API reads** (one tenant among ${fixed(report.tenants)} with ${fixed(report.reservationsPerTenant)} reservations each; ceilings measured in the same run)`,
-    "",
-    "| route | conn | API req/s | p50 ms | p99 ms | errors | SQL ceiling tx/s | HTTP ceiling req/s | API / lower ceiling |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+      `${fixed(report.durationSeconds)} s in all. Errors: **${report.errors}**.` +
+      (partial ? ` Only these parts ran: ${report.parts.join(", ")}.` : ""),
   );
-  for (const route of routes) {
-    CONCURRENCIES.forEach((connections, i) => {
-      const api = reads[route].api[i]!;
-      lines.push(
-        `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
-          `${api.errors} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
-          `${percent(report.ratios.apiShareOfLowerCeiling[route][i]!)} |`,
-      );
-    });
+  if (reads && ratios.apiShareOfLowerCeiling) {
+    const share = ratios.apiShareOfLowerCeiling;
+    lines.push(
+      "",
+      `**API reads** (one tenant among ${fixed(report.tenants)} with ${fixed(report.reservationsPerTenant)} reservations each; ceilings measured in the same run)`,
+      "",
+      "| route | conn | API req/s | p50 ms | p99 ms | errors | SQL ceiling tx/s | HTTP ceiling req/s | API / lower ceiling |",
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    );
+    for (const route of routes) {
+      CONCURRENCIES.forEach((connections, i) => {
+        const api = reads[route].api[i]!;
+        lines.push(
+          `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
+            `${api.errors} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
+            `${percent(share[route][i]!)} |`,
+        );
+      });
+    }
   }
-  lines.push(
-    "",
-    "**Direct and through the pooler** (the same reads from two api instances the bench starts from `supabase/functions/api/index.ts`, " +
-      "loaded on their own ports without the gateway, side by side at each point: one connected directly with prepared statements, " +
-      "as with `SUPABASE_DB_URL` alone; one through PgBouncer in transaction mode without them, as the stack's functions and a hosted project's should run)",
-    "",
-    "| route | conn | direct req/s | p50 ms | p99 ms | pooled req/s | p50 ms | p99 ms | errors | pooled / direct |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
-  );
-  for (const route of routes) {
-    CONCURRENCIES.forEach((connections, i) => {
-      const direct = directAndPooled[route].direct[i]!;
-      const pooled = directAndPooled[route].pooled[i]!;
-      lines.push(
-        `| ${readRoutes[route].label} | ${connections} | ${fixed(direct.requestsPerSecond)} | ${fixed(direct.p50Ms, 1)} | ${fixed(direct.p99Ms, 1)} | ` +
-          `${fixed(pooled.requestsPerSecond)} | ${fixed(pooled.p50Ms, 1)} | ${fixed(pooled.p99Ms, 1)} | ${direct.errors + pooled.errors} | ` +
-          `${percent(report.ratios.pooledOverDirect[route][i]!)} |`,
-      );
-    });
+  if (directAndPooled && ratios.pooledOverDirect) {
+    const pooledOverDirect = ratios.pooledOverDirect;
+    lines.push(
+      "",
+      "**Direct and through the pooler** (the same reads from two api instances the bench starts from `supabase/functions/api/index.ts`, " +
+        "loaded on their own ports without the gateway, side by side at each point: one connected directly with prepared statements, " +
+        "as with `SUPABASE_DB_URL` alone; one through PgBouncer in transaction mode without them, as the stack's functions and a hosted project's should run)",
+      "",
+      "| route | conn | direct req/s | p50 ms | p99 ms | pooled req/s | p50 ms | p99 ms | errors | pooled / direct |",
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    );
+    for (const route of routes) {
+      CONCURRENCIES.forEach((connections, i) => {
+        const direct = directAndPooled[route].direct[i]!;
+        const pooled = directAndPooled[route].pooled[i]!;
+        lines.push(
+          `| ${readRoutes[route].label} | ${connections} | ${fixed(direct.requestsPerSecond)} | ${fixed(direct.p50Ms, 1)} | ${fixed(direct.p99Ms, 1)} | ` +
+            `${fixed(pooled.requestsPerSecond)} | ${fixed(pooled.p50Ms, 1)} | ${fixed(pooled.p99Ms, 1)} | ${direct.errors + pooled.errors} | ` +
+            `${percent(pooledOverDirect[route][i]!)} |`,
+        );
+      });
+    }
   }
-  lines.push(
-    "",
-    "**Scale** (the same reads while the database holds one bench tenant, then 1,000)",
-    "",
-    "| route | conn | 1 tenant: req/s, mean ms | 1,000 tenants: req/s, mean ms | latency ratio |",
-    "|---|--:|--:|--:|--:|",
-  );
-  for (const route of routes) {
-    CONCURRENCIES.forEach((connections, i) => {
-      const one = oneTenantReads[route][i]!;
-      const many = reads[route].api[i]!;
-      lines.push(
-        `| ${readRoutes[route].label} | ${connections} | ${fixed(one.requestsPerSecond)}, ${fixed(one.meanMs, 2)} | ` +
-          `${fixed(many.requestsPerSecond)}, ${fixed(many.meanMs, 2)} | ${fixed(report.ratios.scale[route][i]!, 2)} |`,
-      );
-    });
+  if (reads && oneTenantReads && ratios.scale) {
+    const scale = ratios.scale;
+    lines.push(
+      "",
+      "**Scale** (the same reads while the database holds one bench tenant, then 1,000)",
+      "",
+      "| route | conn | 1 tenant: req/s, mean ms | 1,000 tenants: req/s, mean ms | latency ratio |",
+      "|---|--:|--:|--:|--:|",
+    );
+    for (const route of routes) {
+      CONCURRENCIES.forEach((connections, i) => {
+        const one = oneTenantReads[route][i]!;
+        const many = reads[route].api[i]!;
+        lines.push(
+          `| ${readRoutes[route].label} | ${connections} | ${fixed(one.requestsPerSecond)}, ${fixed(one.meanMs, 2)} | ` +
+            `${fixed(many.requestsPerSecond)}, ${fixed(many.meanMs, 2)} | ${fixed(scale[route][i]!, 2)} |`,
+        );
+      });
+    }
   }
+  if (writes && ratios.triggerCost !== undefined) {
+    lines.push(
+      "",
+      "**Writes** (32 connections, random bench tenants; check-ins ran with, without, without and with the trigger, each side's two runs taken together, their p50 and p99 the worse of the two)",
+      "",
+      "| route | req/s | p50 ms | p99 ms | errors |",
+      "|---|--:|--:|--:|--:|",
+      ...([
+        ["PATCH /v1/guests/{id}", writes.patchGuest],
+        ["POST /v1/reservations/{id}/check-in", writes.checkIn],
+        ["the same, notification trigger disabled", writes.checkInWithoutTrigger],
+      ] as const).map(([label, r]) => `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} |`),
+      "",
+      `Trigger cost: ${percent(ratios.triggerCost)} of check-in throughput.`,
+    );
+  }
+  if (pipeline && ratios.pipelineShareOfPgmqCeiling !== undefined) {
+    lines.push(
+      "",
+      `**Notification pipeline**: ${fixed(pipeline.checkIns)} check-ins across 100 tenants, each reaching the guest by email and SMS and ` +
+        `three staff in-app: ${fixed(pipeline.notifications)} notifications (${fixed(pipeline.byChannel.email)} email, ` +
+        `${fixed(pipeline.byChannel.sms)} SMS, ${fixed(pipeline.byChannel.in_app)} in-app), enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
+        `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
+        `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
+        `the pipeline runs at ${percent(ratios.pipelineShareOfPgmqCeiling)} of it.`,
+    );
+  }
+  if (webhooks) {
+    lines.push(
+      "",
+      `**Outbound webhooks**: ${fixed(webhooks.deliveries)} signed deliveries to 100 tenants' endpoints on the local receiver, ` +
+        `enqueued in ${fixed(webhooks.enqueueSeconds, 2)} s, drained by the webhooks worker in ${fixed(webhooks.drainSeconds, 2)} s ` +
+        `(${webhooks.workerRuns} calls): **${fixed(webhooks.deliveriesPerSecond)} /s**, errors ${webhooks.errors}` +
+        (pipeline ? `; ${percent(webhooks.deliveriesPerSecond / pipeline.notificationsPerSecond)} of the notification pipeline's rate.` : "."),
+    );
+  }
+  if (limiter && ratios.limiterCost) {
+    const limiterCost = ratios.limiterCost;
+    lines.push(
+      "",
+      "**The external API's rate limiter** (`GET /v1/external/reservations/{id}` with one API key of the read tenant, every " +
+        "request counted; its SQL without and with the limiter's statement, run with, without, without and with, each side's two runs taken together)",
+      "",
+      "| conn | API req/s | p50 ms | p99 ms | errors | SQL without limiter tx/s | SQL with limiter tx/s | with / without |",
+      "|--:|--:|--:|--:|--:|--:|--:|--:|",
+      ...LIMITER_CONCURRENCIES.map((connections, i) => {
+        const api = limiter.api[i]!;
+        const without = limiter.sqlWithout[i]!.transactionsPerSecond;
+        const withLimiter = limiter.sqlWith[i]!.transactionsPerSecond;
+        return `| ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ${api.errors} | ` +
+          `${fixed(without)} | ${fixed(withLimiter)} | ${percent(withLimiter / without)} |`;
+      }),
+      "",
+      `Limiter cost: ${LIMITER_CONCURRENCIES.map((connections, i) => `${percent(limiterCost[i]!)} at ${connections}`).join(", ")} ` +
+        "connections of the external read's SQL throughput.",
+    );
+  }
+  if (largeTenant) lines.push(...largeTenantSection(largeTenant));
+  if (notificationLatency) lines.push(...latencySection(notificationLatency));
   lines.push(
-    "",
-    "**Writes** (32 connections, random bench tenants; check-ins ran with, without, without and with the trigger, each side's two runs taken together, their p50 and p99 the worse of the two)",
-    "",
-    "| route | req/s | p50 ms | p99 ms | errors |",
-    "|---|--:|--:|--:|--:|",
-    ...([
-      ["PATCH /v1/guests/{id}", writes.patchGuest],
-      ["POST /v1/reservations/{id}/check-in", writes.checkIn],
-      ["the same, notification trigger disabled", writes.checkInWithoutTrigger],
-    ] as const).map(([label, r]) => `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} |`),
-    "",
-    `Trigger cost: ${percent(report.ratios.triggerCost)} of check-in throughput.`,
-    "",
-    `**Notification pipeline**: ${fixed(pipeline.checkIns)} check-ins across 100 tenants, each reaching the guest by email and SMS and ` +
-      `three staff in-app: ${fixed(pipeline.notifications)} notifications (${fixed(pipeline.byChannel.email)} email, ` +
-      `${fixed(pipeline.byChannel.sms)} SMS, ${fixed(pipeline.byChannel.in_app)} in-app), enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
-      `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
-      `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
-      `the pipeline runs at ${percent(report.ratios.pipelineShareOfPgmqCeiling)} of it.`,
-    "",
-    `**Outbound webhooks**: ${fixed(webhooks.deliveries)} signed deliveries to 100 tenants' endpoints on the local receiver, ` +
-      `enqueued in ${fixed(webhooks.enqueueSeconds, 2)} s, drained by the webhooks worker in ${fixed(webhooks.drainSeconds, 2)} s ` +
-      `(${webhooks.workerRuns} calls): **${fixed(webhooks.deliveriesPerSecond)} /s**, errors ${webhooks.errors}; ` +
-      `${percent(webhooks.deliveriesPerSecond / pipeline.notificationsPerSecond)} of the notification pipeline's rate.`,
-    "",
-    "**The external API's rate limiter** (`GET /v1/external/reservations/{id}` with one API key of the read tenant, every " +
-      "request counted; its SQL without and with the limiter's statement, run with, without, without and with, each side's two runs taken together)",
-    "",
-    "| conn | API req/s | p50 ms | p99 ms | errors | SQL without limiter tx/s | SQL with limiter tx/s | with / without |",
-    "|--:|--:|--:|--:|--:|--:|--:|--:|",
-    ...LIMITER_CONCURRENCIES.map((connections, i) => {
-      const api = limiter.api[i]!;
-      const without = limiter.sqlWithout[i]!.transactionsPerSecond;
-      const withLimiter = limiter.sqlWith[i]!.transactionsPerSecond;
-      return `| ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ${api.errors} | ` +
-        `${fixed(without)} | ${fixed(withLimiter)} | ${percent(withLimiter / without)} |`;
-    }),
-    "",
-    `Limiter cost: ${LIMITER_CONCURRENCIES.map((connections, i) => `${percent(report.ratios.limiterCost[i]!)} at ${connections}`).join(", ")} ` +
-      "connections of the external read's SQL throughput.",
     "",
     "**Targets**",
     "",
     "| target | measured | goal | met |",
     "|---|--:|--:|:-:|",
-    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, { "×": 2, ms: 1 }[t.unit] ?? 0)} ${t.unit} | ${t.goal} | ${t.met ? "yes" : "**no**"} |`),
+    ...report.targets.map((t) => `| ${t.name} | ${fixed(t.measured, { "×": 2, ms: 1, s: 2 }[t.unit] ?? 0)} ${t.unit} | ${t.goal} | ${t.met ? "yes" : "**no**"} |`),
   );
   return `${lines.join("\n")}\n`;
+}
+
+function largeTenantSection(large: LargeTenantResult): string[] {
+  const lines = [
+    "",
+    `**A large tenant** (${fixed(large.reservations)} reservations, ${fixed(large.units)} units and ${fixed(large.guests)} guests, ` +
+      `beside the ${fixed(RESERVATIONS_PER_TENANT)} of the read tenant and the other bench tenants; ${large.connections} connections, ` +
+      "small, large, large, small, each side's two runs taken together, their p50 and p99 the worse of the two; " +
+      "matches: the list's `total` for each tenant)",
+    "",
+    "| route | matches small / large | small req/s | p50 ms | p99 ms | large req/s | p50 ms | p99 ms | errors | large / small mean | large / small p50 |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const route of largeTenantRoutes) {
+    const r = large.routes[route];
+    lines.push(
+      `| ${r.label} | ${fixed(r.matches.small)} / ${fixed(r.matches.large)} | ${fixed(r.small.requestsPerSecond)} | ${fixed(r.small.p50Ms, 1)} | ` +
+        `${fixed(r.small.p99Ms, 1)} | ${fixed(r.large.requestsPerSecond)} | ${fixed(r.large.p50Ms, 1)} | ${fixed(r.large.p99Ms, 1)} | ` +
+        `${r.small.errors + r.large.errors} | ${fixed(r.meanRatio, 2)} | ${fixed(r.p50Ratio, 2)} |`,
+    );
+  }
+  lines.push(
+    "",
+    `**What the total costs on the large tenant** (tenant ${LARGE_TENANT.number}: each route's page query as the API builds it, under the request's ` +
+      "context, with and without its `count(*) over ()`: the statement's execution time by EXPLAIN ANALYZE, the median of " +
+      `${large.count.dates.explain.withCountMs.length} runs each; the whole transaction, context included, with pgbench, one client; ` +
+      "the plans are in the run's JSON)",
+    "",
+    "| route | statement with count ms | without ms | count's share | transaction with count tx/s | without tx/s | count's share |",
+    "|---|--:|--:|--:|--:|--:|--:|",
+  );
+  for (const route of largeTenantRoutes) {
+    const c = large.count[route];
+    lines.push(
+      `| ${c.label} | ${fixed(c.explain.medianWithCountMs, 2)} | ${fixed(c.explain.medianWithoutCountMs, 2)} | ${percent(c.share.statement)} | ` +
+        `${fixed(c.pgbench.withCount.transactionsPerSecond)} | ${fixed(c.pgbench.withoutCount.transactionsPerSecond)} | ${percent(c.share.transaction)} |`,
+    );
+  }
+  lines.push("", "Where the time goes (EXPLAIN ANALYZE, large tenant):", "");
+  for (const route of largeTenantRoutes) {
+    const c = large.count[route];
+    lines.push(`- ${c.label}, with the count: ${c.outline.withCount}; without: ${c.outline.withoutCount}`);
+  }
+  return lines;
+}
+
+function latencySection(latency: NotificationLatencyResult): string[] {
+  return [
+    "",
+    `**Notification latency** (${fixed(latency.checkIns)} check-ins through the API at ${fixed(latency.checkInsPerSecond)} /s ` +
+      `(sent over ${fixed(latency.sendingSeconds, 1)} s) across tenants 2–1000, the workers on their schedule as configured, ` +
+      `a run every ${latency.workerEverySeconds} s; from the check-in's transaction (its notification's \`created_at\`) to the provider's ` +
+      "acceptance as its double recorded it, or for in-app to the notification's `sent_at`)",
+    "",
+    "| channel | notifications | delivered | p50 s | p99 s | max s |",
+    "|---|--:|--:|--:|--:|--:|",
+    ...channels.map((channel) => {
+      const c = latency.byChannel[channel];
+      return `| ${channelLabels[channel]} | ${fixed(c.notifications)} | ${fixed(c.delivered)} | ${seconds(c.fromTransaction.p50Ms)} | ` +
+        `${seconds(c.fromTransaction.p99Ms)} | ${seconds(c.fromTransaction.maxMs)} |`;
+    }),
+    "",
+    `Check-ins answered 2xx: ${fixed(latency.checkInAnswers.ok)} of ${fixed(latency.checkIns)}, p50 ${fixed(latency.checkInAnswers.p50Ms, 1)} ms, ` +
+      `p99 ${fixed(latency.checkInAnswers.p99Ms, 1)} ms. Counted from each check-in's 2xx instead, after its commit: p99 ` +
+      `${providerChannels.map((channel) => `${seconds(latency.byChannel[channel].fromResponse.p99Ms)} s (${channel === "sms" ? "SMS" : channel})`).join(", ")}. ` +
+      `Errors ${latency.errors}.`,
+    "",
+    `The worker's runs, as their notifications' \`sent_at\` group them (seconds from the first check-in: notifications sent): ` +
+      `${latency.workerRuns.map((run) => `${fixed(run.firstSentS, 1)}–${fixed(run.lastSentS, 1)}: ${fixed(run.notifications)}`).join("; ")}.`,
+  ];
 }

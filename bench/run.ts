@@ -1,24 +1,35 @@
 // npm run bench (scripts/bench.sh brings the stack up, pauses the workers' schedule and
-// runs this): the eight parts of the benchmark against the local stack, in an order that
-// lets the scale comparison see the database with one bench tenant and then with 1,000.
-// Writes bench/results/<date>-<commit>.{json,md} and latest.md, puts the tables into
+// runs this): the ten parts of the benchmark against the local stack, in an order that
+// lets the scale comparison see the database with one bench tenant and then with 1,000,
+// and keeps the large tenant out of every part before its own. Writes
+// bench/results/<date>-<commit>.{json,md} and latest.md, puts the tables into
 // docs/benchmarks.md as its latest results, prints them, and exits 1 when anything errored.
-//   --seconds N   how long each load point runs (default 10)
+//   --seconds N        how long each load point runs (default 10)
+//   --only a,b,...     run only these parts (report.ts's PARTS); such a run is a look, not
+//                      a result: it writes to .stack/bench/results/ and leaves
+//                      bench/results/ and docs/benchmarks.md as they are
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
 import { directAndPooled } from "./direct-and-pooled.ts";
 import { limiterCost } from "./external.ts";
-import { benchOwner, benchStaff, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
+import { benchOwner, benchStaff, LARGE_TENANT, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
+import { largeTenant } from "./large-tenant.ts";
+import { notificationLatency } from "./notification-latency.ts";
 import { pipeline } from "./pipeline.ts";
-import { buildReport, markdown, type RunInfo, withLatestResults } from "./report.ts";
+import { buildReport, type Measurements, markdown, type Part, PARTS, type RunInfo, withLatestResults } from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
 import { webhooks } from "./webhooks.ts";
 import { ensureTriggerEnabled, writes } from "./writes.ts";
 
 const SEED = new URL("./sql/seed.sql", import.meta.url);
+const SEED_LARGE_TENANT = new URL("./sql/seed-large-tenant.sql", import.meta.url);
 const DROP = new URL("./sql/drop-tenants.sql", import.meta.url);
 const RESULTS = new URL("./results/", import.meta.url);
+// Where a run of some parts writes: the stack's git-ignored state, never bench/results.
+const PARTIAL_RESULTS = new URL("../.stack/bench/results/", import.meta.url);
+const ROOT = new URL("../", import.meta.url);
+const STACK_SCRIPT = new URL("../scripts/stack.sh", import.meta.url);
 const BENCHMARKS_PAGE = new URL("../docs/benchmarks.md", import.meta.url);
 // The pipeline's tenants, and the check-ins' (every bench tenant but the read tenant's).
 // 20 check-ins a tenant, five notifications each: 10,000 notifications.
@@ -26,6 +37,9 @@ const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20 };
 const WRITE_TENANTS = { first: 2, last: TENANTS };
 // What the pgmq ceiling sends, reads and deletes at a time: the worker's claim.
 const CEILING_BATCH = 100;
+// The notification latency part: 3,000 check-ins at a steady rate, across every bench
+// tenant but the read tenant.
+const LATENCY = { checkInsPerSecond: 100, seconds: 30 };
 
 function secondsPerPoint(args: string[]): number {
   const at = args.indexOf("--seconds");
@@ -34,13 +48,46 @@ function secondsPerPoint(args: string[]): number {
   return value;
 }
 
+// --only a,b: the parts named, in the order they run; every part without it. The scale
+// ratio compares part 1's reads with the same reads on one tenant, so `scale` brings `reads`.
+function chosenParts(args: string[]): Part[] {
+  const at = args.indexOf("--only");
+  if (at === -1) return [...PARTS];
+  const named = (args[at + 1] ?? "").split(",").map((name) => name.trim()).filter((name) => name !== "");
+  const unknown = named.filter((name) => !(PARTS as readonly string[]).includes(name));
+  if (named.length === 0 || unknown.length > 0) {
+    throw new Error(`--only takes parts separated by commas, of: ${PARTS.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}`);
+  }
+  if (named.includes("scale") && !named.includes("reads")) named.push("reads");
+  return PARTS.filter((part) => named.includes(part));
+}
+
 async function git(...args: string[]): Promise<string> {
   const output = await new Deno.Command("git", { args, stdout: "piped", stderr: "null" }).output();
   return new TextDecoder().decode(output.stdout).trim();
 }
 
+// The workers' schedule as scripts/stack.sh runs it: on for the latency part alone (the
+// bench pauses it otherwise), off again after, whatever happened.
+async function setSchedule(on: boolean): Promise<void> {
+  const output = await new Deno.Command("bash", {
+    args: [STACK_SCRIPT.pathname, "scheduler", on ? "on" : "off"], cwd: ROOT.pathname, stdin: "null", stdout: "null", stderr: "piped",
+  }).output();
+  if (output.code !== 0) throw new Error(`stack.sh scheduler ${on ? "on" : "off"} failed: ${new TextDecoder().decode(output.stderr)}`);
+}
+
+// The schedule's period as configured, for the report.
+async function workerEverySeconds(): Promise<number> {
+  const setting = /^WORKER_EVERY_SECONDS=(\d+)$/m.exec(await Deno.readTextFile(STACK_SCRIPT));
+  if (!setting) throw new Error("scripts/stack.sh sets no WORKER_EVERY_SECONDS");
+  return Number(setting[1]);
+}
+
 const log = (line: string) => console.log(line);
 const seconds = secondsPerPoint(Deno.args);
+const parts = chosenParts(Deno.args);
+const runs = (part: Part) => parts.includes(part);
+const partial = parts.length < PARTS.length;
 const sql = adminSql(stack.dbUrl);
 const db = dbAddress(stack.dbUrl);
 const started = performance.now();
@@ -52,6 +99,7 @@ const info: RunInfo = {
   dirty: (await git("status", "--porcelain", "--", ".", ":!bench/results", ":!docs/images")) !== "",
   cores: navigator.hardwareConcurrency,
   loadAverageAtStart: Deno.loadavg(),
+  parts,
   secondsPerPoint: seconds,
   tenants: TENANTS,
   reservationsPerTenant: RESERVATIONS_PER_TENANT,
@@ -64,17 +112,20 @@ async function vacuumAnalyze() {
   await sql`checkpoint`;
 }
 
-// Tenants 2..1000 exist only while a run needs them: the scale comparison starts from a
-// database that holds one bench tenant, and npm test's cluster keeps no million rows.
+// Tenants 2..1000 and the large tenant exist only while a run needs them: the scale
+// comparison starts from a database that holds one bench tenant, and npm test's cluster
+// keeps no million rows.
 async function dropBulkTenants() {
   await runSqlFile(db, DROP, { first: 2, last: TENANTS });
+  await runSqlFile(db, DROP, { first: LARGE_TENANT.number, last: LARGE_TENANT.number });
   await vacuumAnalyze();
 }
 
 let exitCode = 1;
 try {
   await ensureTriggerEnabled(sql);
-  log("== preparing: the bench owner, the pipeline's staff and tenant 1 (kept between runs); tenants 2-1000 dropped if a run left them");
+  if (partial) log(`== only: ${parts.join(", ")}`);
+  log("== preparing: the bench owner, the pipeline's staff and tenant 1 (kept between runs); tenants 2-1001 dropped if a run left them");
   for (const user of [benchOwner, ...benchStaff]) await ensureAuthUser({ id: user.userId, email: user.email, password: user.password });
   await dropBulkTenants();
   await runSqlFile(db, SEED, { first: 1, last: 1 });
@@ -86,8 +137,11 @@ try {
   const readContext = { origin: stack.apiUrl, token, claims, db, sql, seconds, log };
   await checkReadRoutes(readContext, READ_TENANT);
 
-  log("== 5. scale, first half: the reads while the database holds one bench tenant");
-  const oneTenantReads = await apiReads(readContext, READ_TENANT);
+  const measurements: Measurements = {};
+  if (runs("scale")) {
+    log("== 5. scale, first half: the reads while the database holds one bench tenant");
+    measurements.oneTenantReads = await apiReads(readContext, READ_TENANT);
+  }
 
   log(`== seeding tenants 2-${TENANTS} (${RESERVATIONS_PER_TENANT} reservations each)`);
   const seedStarted = performance.now();
@@ -96,74 +150,122 @@ try {
   log(`  seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
   const bodyBytes = await checkReadRoutes(readContext, READ_TENANT);
 
-  log("== 1 and 2. API reads for one tenant among 1,000, each point beside its ceilings: the same SQL with pgbench, a bare function through the gateway");
-  const { api, sql: sqlCeilings, http: httpCeilings } = await readsWithCeilings(readContext, bodyBytes, READ_TENANT);
-
-  log("== 6. both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
-  const bothWays = await directAndPooled(readContext, READ_TENANT);
-
-  log("== 7. the external API's rate limiter: an external read through the gateway, and its SQL without and with the limiter");
-  const limiter = await limiterCost({ origin: stack.apiUrl, db, sql, seconds, log }, READ_TENANT);
-
-  log("== 3. writes");
-  const writeResults = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
-  // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
-  await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like ${`${TENANT_ID_PREFIX}%`}`;
-
-  log("== 4. notification pipeline");
-  const pipelineResult = await pipeline({
-    origin: stack.apiUrl,
-    mailUrl: stack.mailUrl,
-    smsUrl: stack.smsUrl,
-    serviceRoleKey: stack.serviceRoleKey,
-    sql,
-    tenants: { first: PIPELINE.first, count: PIPELINE.count },
-    checkInsPerTenant: PIPELINE.checkInsPerTenant,
-    ceilingBatch: CEILING_BATCH,
-    log,
-  });
-
-  log("== 8. outbound webhooks: one check-in event per stay to each of the pipeline's tenants' subscriptions");
-  const webhookResult = await webhooks({
-    origin: stack.apiUrl,
-    receiverUrl: stack.webhookReceiverUrl,
-    serviceRoleKey: stack.serviceRoleKey,
-    sql,
-    tenants: { first: PIPELINE.first, count: PIPELINE.count },
-    eventsPerTenant: 100,
-    log,
-  });
-
-  log("== cleaning up: tenants 2-1000");
-  await dropBulkTenants();
-
-  const report = buildReport(info, {
-    reads: {
+  if (runs("reads")) {
+    log("== 1 and 2. API reads for one tenant among 1,000, each point beside its ceilings: the same SQL with pgbench, a bare function through the gateway");
+    const { api, sql: sqlCeilings, http: httpCeilings } = await readsWithCeilings(readContext, bodyBytes, READ_TENANT);
+    measurements.reads = {
       list: { api: api.list, sqlCeiling: sqlCeilings.list, httpCeiling: httpCeilings.list, bodyBytes: bodyBytes.list },
       get: { api: api.get, sqlCeiling: sqlCeilings.get, httpCeiling: httpCeilings.get, bodyBytes: bodyBytes.get },
-    },
-    directAndPooled: bothWays,
-    oneTenantReads,
-    writes: writeResults,
-    pipeline: pipelineResult,
-    webhooks: webhookResult,
-    limiter,
-  }, (performance.now() - started) / 1000);
+    };
+  }
+
+  if (runs("direct-and-pooled")) {
+    log("== 6. both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
+    measurements.directAndPooled = await directAndPooled(readContext, READ_TENANT);
+  }
+
+  if (runs("limiter")) {
+    log("== 7. the external API's rate limiter: an external read through the gateway, and its SQL without and with the limiter");
+    measurements.limiter = await limiterCost({ origin: stack.apiUrl, db, sql, seconds, log }, READ_TENANT);
+  }
+
+  if (runs("writes")) {
+    log("== 3. writes");
+    measurements.writes = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
+    // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
+    await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like ${`${TENANT_ID_PREFIX}%`}`;
+  }
+
+  if (runs("pipeline")) {
+    log("== 4. notification pipeline");
+    measurements.pipeline = await pipeline({
+      origin: stack.apiUrl,
+      mailUrl: stack.mailUrl,
+      smsUrl: stack.smsUrl,
+      serviceRoleKey: stack.serviceRoleKey,
+      sql,
+      tenants: { first: PIPELINE.first, count: PIPELINE.count },
+      checkInsPerTenant: PIPELINE.checkInsPerTenant,
+      ceilingBatch: CEILING_BATCH,
+      log,
+    });
+  }
+
+  if (runs("webhooks")) {
+    log("== 8. outbound webhooks: one check-in event per stay to each of the pipeline's tenants' subscriptions");
+    measurements.webhooks = await webhooks({
+      origin: stack.apiUrl,
+      receiverUrl: stack.webhookReceiverUrl,
+      serviceRoleKey: stack.serviceRoleKey,
+      sql,
+      tenants: { first: PIPELINE.first, count: PIPELINE.count },
+      eventsPerTenant: 100,
+      log,
+    });
+  }
+
+  if (runs("large-tenant")) {
+    // Seeded only now: its 100,000 rows would change the statistics every part before it plans with.
+    log(`== seeding the large tenant (${LARGE_TENANT.number}: ${LARGE_TENANT.reservations.toLocaleString("en-US")} reservations)`);
+    const largeStarted = performance.now();
+    await runSqlFile(db, SEED_LARGE_TENANT, {
+      n: LARGE_TENANT.number, properties: LARGE_TENANT.properties, units: LARGE_TENANT.units, guests: LARGE_TENANT.guests,
+      stays_per_unit: LARGE_TENANT.staysPerUnit,
+    });
+    await vacuumAnalyze();
+    log(`  seeded in ${((performance.now() - largeStarted) / 1000).toFixed(1)} s`);
+    log("== 9. a large tenant: filtered lists beside the read tenant's, and what their total costs");
+    measurements.largeTenant = await largeTenant(readContext);
+  }
+
+  if (runs("latency")) {
+    log("== 10. notification latency: check-ins at a steady rate, the workers on their deployed schedule");
+    measurements.notificationLatency = await notificationLatency({
+      origin: stack.apiUrl,
+      token,
+      mailUrl: stack.mailUrl,
+      smsUrl: stack.smsUrl,
+      serviceRoleKey: stack.serviceRoleKey,
+      sql,
+      tenants: WRITE_TENANTS,
+      checkInsPerSecond: LATENCY.checkInsPerSecond,
+      seconds: LATENCY.seconds,
+      schedule: setSchedule,
+      workerEverySeconds: await workerEverySeconds(),
+      log,
+    });
+  }
+
+  log("== cleaning up: tenants 2-1001");
+  await dropBulkTenants();
+
+  const report = buildReport(info, measurements, (performance.now() - started) / 1000);
 
   const table = markdown(report);
   const name = `${info.date.slice(0, 10)}-${info.commit}`;
-  await Deno.mkdir(RESULTS, { recursive: true });
-  await Deno.writeTextFile(new URL(`${name}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
-  await Deno.writeTextFile(new URL(`${name}.md`, RESULTS), table);
-  await Deno.writeTextFile(new URL("latest.md", RESULTS), table);
-  await Deno.writeTextFile(BENCHMARKS_PAGE, withLatestResults(await Deno.readTextFile(BENCHMARKS_PAGE), name, table));
-  log(`\n${table}`);
-  log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md, docs/benchmarks.md`);
+  if (partial) {
+    const partialName = `${info.date.replace(/[:.]/g, "-")}-${info.commit}-${parts.join("+")}`;
+    await Deno.mkdir(PARTIAL_RESULTS, { recursive: true });
+    await Deno.writeTextFile(new URL(`${partialName}.json`, PARTIAL_RESULTS), `${JSON.stringify(report, null, 2)}\n`);
+    await Deno.writeTextFile(new URL(`${partialName}.md`, PARTIAL_RESULTS), table);
+    log(`\n${table}`);
+    log(`written: .stack/bench/results/${partialName}.json and .md (a run of some parts leaves bench/results and docs/benchmarks.md alone)`);
+  } else {
+    await Deno.mkdir(RESULTS, { recursive: true });
+    await Deno.writeTextFile(new URL(`${name}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
+    await Deno.writeTextFile(new URL(`${name}.md`, RESULTS), table);
+    await Deno.writeTextFile(new URL("latest.md", RESULTS), table);
+    await Deno.writeTextFile(BENCHMARKS_PAGE, withLatestResults(await Deno.readTextFile(BENCHMARKS_PAGE), name, table));
+    log(`\n${table}`);
+    log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md, docs/benchmarks.md`);
+  }
   exitCode = report.errors === 0 ? 0 : 1;
   if (report.errors > 0) log(`${report.errors} requests or notifications errored`);
 } catch (error) {
   console.error(`the benchmark failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
   await runSqlFile(db, DROP, { first: 2, last: TENANTS }).catch((cleanup) => console.error(`and could not clean up: ${cleanup}`));
+  await runSqlFile(db, DROP, { first: LARGE_TENANT.number, last: LARGE_TENANT.number })
+    .catch((cleanup) => console.error(`and could not drop the large tenant: ${cleanup}`));
 } finally {
   await ensureTriggerEnabled(sql).catch(() => {});
   await sql.end();

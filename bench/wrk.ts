@@ -89,3 +89,19 @@ export async function runLoad(point: LoadPoint): Promise<LoadResult> {
     await Deno.remove(script).catch(() => {});
   }
 }
+
+// Two runs as one: their requests over their time; the worse of their percentiles.
+export function combineRuns(runs: LoadResult[]): LoadResult {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
+  return {
+    connections: Math.max(...runs.map((run) => run.connections)),
+    seconds,
+    requests,
+    requestsPerSecond: requests / seconds,
+    p50Ms: Math.max(...runs.map((run) => run.p50Ms)),
+    p99Ms: Math.max(...runs.map((run) => run.p99Ms)),
+    meanMs: requests === 0 ? 0 : runs.reduce((sum, run) => sum + run.meanMs * run.requests, 0) / requests,
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+  };
+}

@@ -1,0 +1,390 @@
+// Part 9: one tenant with 100,000 reservations (bench/sql/seed-large-tenant.sql) beside the
+// 1,000 small ones. Three filtered lists, loaded with wrk at 32 connections for the large
+// tenant and for the read tenant (1,000 reservations) side by side, small, large, large,
+// small, each side's two runs taken together; and what each list's `total` costs on the
+// large tenant: the route's own statement, captured from its query function as the API
+// builds it, run under the request's context with EXPLAIN (ANALYZE, BUFFERS) with and
+// without its `count(*) over ()` (src/db/pagination.ts), and the same two as whole
+// transactions with pgbench.
+import assert from "node:assert/strict";
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+} from "kysely";
+import type postgres from "postgres";
+import type { DB } from "../src/db/database.ts";
+import { listGuests } from "../src/guests/queries.ts";
+import { listGuestsQuery } from "../src/guests/schema.ts";
+import { listReservations } from "../src/reservations/queries.ts";
+import { listReservationsQuery } from "../src/reservations/schema.ts";
+import { LARGE_TENANT, READ_TENANT, tenantId } from "./fixtures.ts";
+import { runSqlLoad, type SqlLoadResult } from "./pgbench.ts";
+import { describe, headersFor, type ReadContext, V1_PATH, WARM_UP_SECONDS } from "./reads.ts";
+import { combineRuns, type LoadResult, runLoad } from "./wrk.ts";
+
+export const LARGE_TENANT_CONNECTIONS = 32;
+// EXPLAIN ANALYZE runs of each statement, with and without the count, after one of each to warm up.
+const EXPLAIN_RUNS = 5;
+
+export type LargeTenantRoute = "dates" | "status" | "guestSearch";
+export const largeTenantRoutes: LargeTenantRoute[] = ["dates", "status", "guestSearch"];
+
+// What the front desk asks of a tenant's data: a month's stays (both tenants have stays in
+// March 2026), the stays to come, and a guest by part of a name (seed.sql and
+// seed-large-tenant.sql name guests alike, "Guest Number <g>", so it is the same search).
+const routes: Record<LargeTenantRoute, { path: "/reservations" | "/guests"; query: Record<string, string> }> = {
+  dates: { path: "/reservations", query: { from: "2026-03-01", to: "2026-04-01" } },
+  status: { path: "/reservations", query: { status: "confirmed" } },
+  guestSearch: { path: "/guests", query: { q: "Number 4" } },
+};
+
+function queryString(route: LargeTenantRoute): string {
+  return Object.entries(routes[route].query).map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join("&");
+}
+
+export function largeTenantRouteLabel(route: LargeTenantRoute): string {
+  return `GET /v1${routes[route].path}?${queryString(route)}`;
+}
+
+export type LargeTenantContext = ReadContext;
+
+export type LargeTenantRouteResult = {
+  label: string;
+  // The list's `total` for each tenant: how many rows the filter matched.
+  matches: { small: number; large: number };
+  // Each side's two runs taken together (their p50 and p99 the worse of the two).
+  small: LoadResult;
+  large: LoadResult;
+  // The four runs in the order they ran.
+  runs: { tenant: "small" | "large"; result: LoadResult }[];
+  // The large tenant's latency over the small one's.
+  meanRatio: number;
+  p50Ratio: number;
+};
+
+export type CountCost = {
+  label: string;
+  // The route's statement for the large tenant as the API sends it, with its parameters.
+  statement: string;
+  parameters: unknown[];
+  // Its execution time by EXPLAIN ANALYZE (per-node timing off, so that counting rows is
+  // all the instrumentation adds), every run, and the median of each side.
+  explain: { withCountMs: number[]; withoutCountMs: number[]; medianWithCountMs: number; medianWithoutCountMs: number };
+  // The whole transaction (BEGIN, the request's context, the statement, COMMIT) with
+  // pgbench, one client, unnamed statements as through the pooler.
+  pgbench: { withCount: SqlLoadResult; withoutCount: SqlLoadResult };
+  // 1 - without / with: the share of the statement's time, and of the transaction's, the count takes.
+  share: { statement: number; transaction: number };
+  // EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) of each, as Postgres gave it, and one line of each for the report.
+  plans: { withCount: unknown; withoutCount: unknown };
+  outline: { withCount: string; withoutCount: string };
+};
+
+export type LargeTenantResult = {
+  tenant: number;
+  reservations: number;
+  units: number;
+  guests: number;
+  smallTenant: number;
+  connections: number;
+  routes: Record<LargeTenantRoute, LargeTenantRouteResult>;
+  count: Record<LargeTenantRoute, CountCost>;
+};
+
+// ---------------------------------------------------------------- the route's statement
+
+// A Kysely that runs nothing: it keeps each statement a query function sends and answers
+// it with no rows. Its adapter and compiler are the pool's dialect's (kysely-postgres-js
+// uses Kysely's own Postgres ones, as src/db/compile-once.ts says), so the text is the
+// API's to the byte.
+function recordingDb(): { db: Kysely<DB>; statements: CompiledQuery[] } {
+  const statements: CompiledQuery[] = [];
+  const connection: DatabaseConnection = {
+    executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+      statements.push(compiled);
+      return Promise.resolve({ rows: [] });
+    },
+    streamQuery(): never {
+      throw new Error("the bench's recording Kysely does not stream");
+    },
+  };
+  const driver: Driver = {
+    init: () => Promise.resolve(),
+    acquireConnection: () => Promise.resolve(connection),
+    beginTransaction: () => Promise.resolve(),
+    commitTransaction: () => Promise.resolve(),
+    rollbackTransaction: () => Promise.resolve(),
+    releaseConnection: () => Promise.resolve(),
+    destroy: () => Promise.resolve(),
+  };
+  const db = new Kysely<DB>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return { db, statements };
+}
+
+// The page query the route runs: its query string parsed by the route's own schema and
+// handed to its query function, as src/http/resource-endpoints.ts's list does. With no
+// rows to carry a total, a first page asks nothing more, so the first statement is all.
+async function routeStatement(route: LargeTenantRoute): Promise<CompiledQuery> {
+  const { db, statements } = recordingDb();
+  const { query } = routes[route];
+  if (routes[route].path === "/guests") {
+    const filter = listGuestsQuery.parse(query);
+    await listGuests(db, filter, filter);
+  } else {
+    const filter = listReservationsQuery.parse(query);
+    await listReservations(db, filter, filter);
+  }
+  assert.equal(statements.length, 1, `${largeTenantRouteLabel(route)} runs one statement for a first page`);
+  return statements[0]!;
+}
+
+const COUNT_COLUMN = `, count(*) over () as "__total"`;
+
+function withoutCount(statement: string): string {
+  assert.ok(statement.includes(COUNT_COLUMN), `the page query carries its total: ${statement}`);
+  return statement.replace(COUNT_COLUMN, "");
+}
+
+// ---------------------------------------------------------------- the request's context
+
+// The request scope's statement (src/tenancy/request-scope.ts's contextQuery) for the bench
+// owner in a tenant: the role's statement timeout, the claims, the role and the tenant set,
+// the session and membership read. As pgbench variables, or as $1..$4 for postgres.js.
+const CONTEXT_SELECT = (claims: string, tenant: string, session: string, user: string) =>
+  `select set_config('statement_timeout', private.role_statement_timeout('authenticated'), true), ` +
+  `set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true), ` +
+  `set_config('app.tenant_id', ${tenant}, true), private.session_is_active(${session}::uuid, ${user}::uuid) as active, ` +
+  `private.request_member_role() as role`;
+
+type Scope = { claims: string; tenant: string; session: string; user: string };
+
+function scopeOf(context: LargeTenantContext, tenant: number): Scope {
+  return {
+    claims: JSON.stringify(context.claims),
+    tenant: tenantId(tenant),
+    session: String(context.claims.session_id),
+    user: String(context.claims.sub),
+  };
+}
+
+// `work` in one transaction after the request's context, as the bench owner: RLS applies to
+// everything it runs, as to the request's statement. It writes nothing; its settings end with it.
+async function inRequestContext<T>(sql: postgres.Sql, scope: Scope, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  return await sql.begin(async (trx) => {
+    const [context] = await trx.unsafe<{ active: boolean; role: string | null }[]>(
+      CONTEXT_SELECT("$1", "$2", "$3", "$4"), [scope.claims, scope.tenant, scope.session, scope.user], { prepare: false });
+    assert.deepEqual([context?.active, context?.role], [true, "owner"], "the bench owner's session is active and an owner's");
+    return await work(trx);
+  }) as T;
+}
+
+// ---------------------------------------------------------------- EXPLAIN
+
+type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+type Explained = { Plan: PlanNode; "Execution Time": number };
+
+async function explain(trx: postgres.TransactionSql, statement: string, parameters: unknown[], options: string): Promise<Explained> {
+  const [row] = await trx.unsafe<Record<string, unknown>[]>(`explain (${options}, format json) ${statement}`,
+    parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
+  const plan = row?.["QUERY PLAN"];
+  const document = (typeof plan === "string" ? JSON.parse(plan) : plan) as Explained[];
+  assert.ok(document[0]?.Plan, "EXPLAIN gave a plan");
+  return document[0];
+}
+
+const count = (value: unknown) => Number(value ?? 0).toLocaleString("en-US");
+
+// One line for a plan: the nodes from the top down to the scan that feeds them (InitPlans,
+// RLS's tenant and membership lookups, left out), each scan with the planner's estimate
+// beside what it found and what its filter threw away; then the buffers touched, the
+// temporary file blocks written (a window or sort that outgrew work_mem), and the time.
+export function planOutline(explained: Explained): string {
+  const steps: string[] = [];
+  for (let node: PlanNode | undefined = explained.Plan; node;) {
+    const type = String(node["Node Type"]);
+    const on = node["Index Name"] ? ` using ${node["Index Name"]}` : node["Relation Name"] ? ` on ${node["Relation Name"]}` : "";
+    const details: string[] = [];
+    if (type.includes("Scan")) {
+      const found = Number(node["Actual Rows"] ?? 0) * Number(node["Actual Loops"] ?? 1);
+      details.push(`est. ${count(node["Plan Rows"])}, found ${count(found)} rows`);
+      if (node["Rows Removed by Filter"]) details.push(`${count(node["Rows Removed by Filter"])} removed by filter`);
+      if (node["Rows Removed by Index Recheck"]) details.push(`${count(node["Rows Removed by Index Recheck"])} by recheck`);
+    }
+    if (node["Sort Method"]) details.push(String(node["Sort Method"]));
+    steps.push(`${type}${on}${details.length ? ` (${details.join(", ")})` : ""}`);
+    node = node.Plans?.find((child) => !["InitPlan", "SubPlan"].includes(String(child["Parent Relationship"])));
+  }
+  const top = explained.Plan;
+  const buffers = Number(top["Shared Hit Blocks"] ?? 0) + Number(top["Shared Read Blocks"] ?? 0);
+  const temporary = Number(top["Temp Written Blocks"] ?? 0);
+  return `${steps.join(" › ")}; ${count(buffers)} buffers${temporary ? `, ${count(temporary)} temporary blocks written` : ""}, ` +
+    `${explained["Execution Time"].toFixed(1)} ms`;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+// ---------------------------------------------------------------- pgbench
+
+// The request as the database sees it: BEGIN, the context, the statement, COMMIT, with
+// the statement's $n as pgbench's :pn, bound like the API's parameters.
+function pgbenchScript(statement: string): string {
+  return [
+    "BEGIN;",
+    `${CONTEXT_SELECT(":claims", ":tenant", ":session", ":user")};`,
+    `${statement.replace(/\$(\d+)/g, ":p$1")};`,
+    "COMMIT;",
+    "",
+  ].join("\n");
+}
+
+const SCRATCH = new URL("../.stack/bench/", import.meta.url);
+
+async function transactionLoad(context: LargeTenantContext, scope: Scope, statement: string, parameters: unknown[]) {
+  await Deno.mkdir(SCRATCH, { recursive: true });
+  const script = await Deno.makeTempFile({ dir: SCRATCH.pathname, prefix: "pgbench-", suffix: ".sql" });
+  try {
+    await Deno.writeTextFile(script, pgbenchScript(statement));
+    const variables = { ...scope, ...Object.fromEntries(parameters.map((value, at) => [`p${at + 1}`, String(value)])) };
+    return await runSqlLoad({ db: context.db, scriptFile: script, clients: 1, seconds: context.seconds, variables, protocol: "extended" });
+  } finally {
+    await Deno.remove(script).catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------- the part
+
+async function checkRoute(context: LargeTenantContext, route: LargeTenantRoute, tenant: number): Promise<number> {
+  const response = await fetch(`${context.origin}${V1_PATH}${routes[route].path}?${queryString(route)}`, {
+    headers: headersFor(context, tenant),
+  });
+  const text = await response.text();
+  assert.equal(response.status, 200, `${largeTenantRouteLabel(route)} answered ${response.status} for tenant ${tenant}: ${text}`);
+  const page = JSON.parse(text) as { data: unknown[]; pagination: { total: number } };
+  assert.ok(page.pagination.total > 0, `${largeTenantRouteLabel(route)} finds something in tenant ${tenant}`);
+  assert.equal(page.data.length, Math.min(20, page.pagination.total), "a first page of up to 20");
+  return page.pagination.total;
+}
+
+async function countCost(context: LargeTenantContext, route: LargeTenantRoute, apiTotal: number): Promise<CountCost> {
+  const label = largeTenantRouteLabel(route);
+  const compiled = await routeStatement(route);
+  const statement = compiled.sql;
+  const parameters = [...compiled.parameters];
+  const bare = withoutCount(statement);
+  const scope = scopeOf(context, LARGE_TENANT.number);
+
+  const explained = await inRequestContext(context.sql, scope, async (trx) => {
+    // The statement the bench explains is the one the API ran: it finds the same total.
+    const [first] = await trx.unsafe<{ __total: string | number }[]>(statement, parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
+    assert.equal(Number(first?.__total), apiTotal, `${label}: the captured statement finds the API's total`);
+    for (const text of [statement, bare]) await explain(trx, text, parameters, "analyze, timing off");
+    const plans = {
+      withCount: await explain(trx, statement, parameters, "analyze, buffers"),
+      withoutCount: await explain(trx, bare, parameters, "analyze, buffers"),
+    };
+    const withCountMs: number[] = [];
+    const withoutCountMs: number[] = [];
+    for (let run = 0; run < EXPLAIN_RUNS; run++) {
+      // Alternating, so that neither side has the quieter moments.
+      const order = run % 2 === 0 ? [true, false] : [false, true];
+      for (const counted of order) {
+        const timed = await explain(trx, counted ? statement : bare, parameters, "analyze, timing off");
+        (counted ? withCountMs : withoutCountMs).push(timed["Execution Time"]);
+      }
+    }
+    return { plans, withCountMs, withoutCountMs };
+  });
+
+  const withCount = await transactionLoad(context, scope, statement, parameters);
+  const withoutCountLoad = await transactionLoad(context, scope, bare, parameters);
+  const medianWithCountMs = median(explained.withCountMs);
+  const medianWithoutCountMs = median(explained.withoutCountMs);
+  const result: CountCost = {
+    label,
+    statement,
+    parameters,
+    explain: { withCountMs: explained.withCountMs, withoutCountMs: explained.withoutCountMs, medianWithCountMs, medianWithoutCountMs },
+    pgbench: { withCount, withoutCount: withoutCountLoad },
+    share: {
+      statement: 1 - medianWithoutCountMs / medianWithCountMs,
+      transaction: 1 - withCount.transactionsPerSecond / withoutCountLoad.transactionsPerSecond,
+    },
+    plans: { withCount: explained.plans.withCount, withoutCount: explained.plans.withoutCount },
+    outline: { withCount: planOutline(explained.plans.withCount), withoutCount: planOutline(explained.plans.withoutCount) },
+  };
+  context.log(`  ${label}, large tenant: statement ${medianWithCountMs.toFixed(2)} ms with the count, ` +
+    `${medianWithoutCountMs.toFixed(2)} ms without (${(result.share.statement * 100).toFixed(0)} %); transaction ` +
+    `${withCount.transactionsPerSecond.toFixed(0)} tx/s with, ${withoutCountLoad.transactionsPerSecond.toFixed(0)} without ` +
+    `(${(result.share.transaction * 100).toFixed(0)} %)`);
+  context.log(`    with the count: ${result.outline.withCount}`);
+  context.log(`    without:        ${result.outline.withoutCount}`);
+  return result;
+}
+
+export async function largeTenant(context: LargeTenantContext): Promise<LargeTenantResult> {
+  const [seeded] = await context.sql<{ reservations: number }[]>`
+    select count(*)::int as reservations from public.reservations where tenant_id = ${tenantId(LARGE_TENANT.number)}::uuid`;
+  assert.equal(seeded?.reservations, LARGE_TENANT.reservations, "the large tenant is seeded");
+
+  const small = READ_TENANT;
+  const large = LARGE_TENANT.number;
+  const connections = LARGE_TENANT_CONNECTIONS;
+  const routeResults = {} as Record<LargeTenantRoute, LargeTenantRouteResult>;
+  for (const route of largeTenantRoutes) {
+    const label = largeTenantRouteLabel(route);
+    const matches = { small: await checkRoute(context, route, small), large: await checkRoute(context, route, large) };
+    const point = (tenant: number) => ({
+      origin: context.origin,
+      requestScript: `request = function() return wrk.format("GET", "${V1_PATH}${routes[route].path}?${queryString(route)}") end`,
+      headers: headersFor(context, tenant),
+    });
+    for (const tenant of [small, large]) await runLoad({ ...point(tenant), connections: 8, seconds: WARM_UP_SECONDS });
+    // Small, large, large, small: a machine growing busier or quieter weighs on both alike.
+    const runs: LargeTenantRouteResult["runs"] = [];
+    for (const side of ["small", "large", "large", "small"] as const) {
+      const result = await runLoad({ ...point(side === "small" ? small : large), connections, seconds: context.seconds });
+      runs.push({ tenant: side, result });
+      context.log(`  ${label}, ${side} tenant c=${connections}: ${describe(result)}`);
+    }
+    const taken = (side: "small" | "large") => combineRuns(runs.filter((run) => run.tenant === side).map((run) => run.result));
+    const [smallSide, largeSide] = [taken("small"), taken("large")];
+    routeResults[route] = {
+      label, matches, small: smallSide, large: largeSide, runs,
+      meanRatio: largeSide.meanMs / smallSide.meanMs,
+      p50Ratio: largeSide.p50Ms / smallSide.p50Ms,
+    };
+    context.log(`  ${label}: ${matches.small} and ${matches.large} rows match; large / small mean latency ` +
+      `${routeResults[route].meanRatio.toFixed(2)}, p50 ${routeResults[route].p50Ratio.toFixed(2)}`);
+  }
+
+  const costs = {} as Record<LargeTenantRoute, CountCost>;
+  for (const route of largeTenantRoutes) costs[route] = await countCost(context, route, routeResults[route].matches.large);
+
+  return {
+    tenant: large,
+    reservations: LARGE_TENANT.reservations,
+    units: LARGE_TENANT.units,
+    guests: LARGE_TENANT.guests,
+    smallTenant: small,
+    connections,
+    routes: routeResults,
+    count: costs,
+  };
+}

@@ -1,0 +1,111 @@
+-- One large tenant beside the 1,000 small ones (bench/sql/seed.sql): tenant :n, owned by
+-- the bench owner, with :properties properties sharing :units units, :guests guests and
+-- :units x :stays_per_unit reservations spread over almost four years in every status.
+-- Run by psql as postgres with -v n=.. -v properties=.. -v units=.. -v guests=..
+-- -v stays_per_unit=.. (bench/fixtures.ts's LARGE_TENANT); a tenant that is there
+-- already is kept as it is.
+--
+-- Ids follow seed.sql's patterns for tenant :n (its property p is b2e<p, 5 digits>), but
+-- for the reservations: b7<r, 6 digits>-0000-4000-8000-<n, 12 digits>, r = 1..100,000.
+--
+-- Set-based and without triggers, as seed.sql is and for the same reason, the rows as the
+-- triggers would have left them: a stamp for each step of the lifecycle the stay went
+-- through, confirmation codes, currencies. Like seed.sql, it writes only the tenant's own
+-- rows: not the cleaning tasks, notifications or webhook events the lifecycle's triggers
+-- would have added elsewhere, which no read measured here looks at.
+\set ON_ERROR_STOP on
+set session_replication_role = replica;
+set synchronous_commit = off;
+
+begin;
+
+create temporary table bench_large_tenant on commit drop as
+select :n::int as n, ('b1e00000-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid as tenant_id,
+       lpad(:n::text, 12, '0') as digits
+where not exists (
+  select from public.tenants t where t.id = ('b1e00000-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid);
+
+insert into public.tenants (id, name, created_by)
+select tenant_id, 'pms-bench large tenant ' || n, 'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant;
+
+insert into public.tenant_memberships (tenant_id, user_id, role, created_by)
+select tenant_id, 'b0e00000-0000-4000-8000-000000000001', 'owner', 'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant;
+
+insert into public.properties (tenant_id, id, name, timezone, currency, city, email, created_by)
+select t.tenant_id, ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       'Bench Resort ' || p, 'Europe/Lisbon', 'EUR', 'Lisbon', 'resort' || p || '.t' || t.n || '@bench.pms.test',
+       'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant t, generate_series(1, :properties) p;
+
+-- Unit u belongs to property 1 + (u - 1) % :properties.
+insert into public.units (tenant_id, id, property_id, name, capacity, created_by)
+select t.tenant_id, ('b3e' || lpad(u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b2e' || lpad((1 + (u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       'Room ' || u, 4, 'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant t, generate_series(1, :units) u;
+
+-- Named as seed.sql names its guests, so that one search asks the same of both tenants.
+insert into public.guests (tenant_id, id, first_name, last_name, email, locale, created_by)
+select t.tenant_id, ('b4e' || lpad(g::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       'Guest', 'Number ' || g, 'guest' || g || '.t' || t.n || '@bench.pms.test', 'en',
+       'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant t, generate_series(1, :guests) g;
+
+-- Unit u's stay s (0..:stays_per_unit - 1) arrives in week s from 2024-01-01, on weekday
+-- (u - 1) % 7, so that arrivals spread over every day, and stays 1 to 6 nights: never
+-- into the unit's next stay, so the exclusion constraint holds for any status. It is
+-- reservation r = s * :units + u, on guest 1 + (r - 1) % :guests (five stays each).
+-- Its status follows its dates against 2026-06-01, the data's "today", and a spread
+-- derived from r: a past stay checked out (91 %), cancelled (6 %) or a no-show (3 %);
+-- a stay under way checked in (95 %) or cancelled; a stay to come confirmed (80 %),
+-- pending (12 %) or cancelled (8 %).
+insert into public.reservations (
+  tenant_id, id, property_id, unit_id, guest_id, confirmation_code, check_in, check_out, adults, status,
+  total_amount, currency, source, cancellation_reason, confirmed_at, checked_in_at, checked_out_at, cancelled_at,
+  no_show_at, created_by, created_at, updated_at)
+select t.tenant_id,
+       ('b7' || lpad(stay.r::text, 6, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b2e' || lpad((1 + (stay.u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b3e' || lpad(stay.u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b4e' || lpad((1 + (stay.r - 1) % :guests)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       'B' || upper(lpad(to_hex(stay.r), 7, '0')),
+       stay.check_in, stay.check_out, 2, stay.status,
+       12000 * (stay.check_out - stay.check_in), 'EUR',
+       (array['direct', 'website', 'ota', 'phone', 'channel_manager'])[1 + stay.r % 5],
+       case when stay.status = 'cancelled' then 'plans changed' end,
+       case when stay.status <> 'pending' and not (stay.status = 'cancelled' and stay.spread % 2 = 0)
+            then stay.check_in - 30 + time '10:00' end,
+       case when stay.status in ('checked_in', 'checked_out') then stay.check_in + time '15:00' end,
+       case when stay.status = 'checked_out' then stay.check_out + time '11:00' end,
+       case when stay.status = 'cancelled' then stay.check_in - 10 + time '09:00' end,
+       case when stay.status = 'no_show' then stay.check_in + 1 + time '00:30' end,
+       'b0e00000-0000-4000-8000-000000000001',
+       stay.check_in - 45 + time '10:00',
+       case stay.status
+         when 'checked_out' then stay.check_out + time '11:00'
+         when 'checked_in' then stay.check_in + time '15:00'
+         when 'cancelled' then stay.check_in - 10 + time '09:00'
+         when 'no_show' then stay.check_in + 1 + time '00:30'
+         when 'confirmed' then stay.check_in - 30 + time '10:00'
+         else stay.check_in - 45 + time '10:00'
+       end
+from bench_large_tenant t,
+     generate_series(0, :stays_per_unit - 1) s,
+     generate_series(1, :units) u,
+     lateral (select s * :units + u as r,
+                     date '2024-01-01' + s * 7 + (u - 1) % 7 as check_in,
+                     date '2024-01-01' + s * 7 + (u - 1) % 7 + 1 + (u * 31 + s * 17) % 6 as check_out,
+                     ((s * :units + u) * 37) % 100 as spread) dates,
+     lateral (select dates.r, u, dates.check_in, dates.check_out, dates.spread,
+                     case
+                       when dates.check_out <= date '2026-06-01' then
+                         case when dates.spread < 6 then 'cancelled' when dates.spread < 9 then 'no_show' else 'checked_out' end
+                       when dates.check_in <= date '2026-06-01' then
+                         case when dates.spread < 5 then 'cancelled' else 'checked_in' end
+                       else
+                         case when dates.spread < 8 then 'cancelled' when dates.spread < 20 then 'pending' else 'confirmed' end
+                     end as status) stay;
+
+commit;
