@@ -17,7 +17,15 @@ export type ClaimSettings = {
   claimsInFlight: number;
   // How long a claimed job stays invisible: longer than one claim can take.
   visibilityTimeoutSeconds: number;
+  // A run that follows the queue (the schedule's runs) looks again this long after finding
+  // it empty, until its budget is spent, so a job enqueued mid-run waits this long and not
+  // for the next run.
+  followPollMs: number;
 };
+
+// How a run takes the queue: until it is empty now (a caller's run), or until the run's
+// budget is spent, taking jobs as they come (the schedule's runs, which follow each other).
+export type RunMode = { follow: boolean };
 
 export type ClaimedJob = { msgId: string; readCount: number; message: unknown };
 
@@ -27,13 +35,23 @@ export type ClaimedJob = { msgId: string; readCount: number; message: unknown };
 // throws is logged: nothing of it was recorded, and its jobs come back when their
 // visibility timeout ends.
 export async function drainInClaims<Outcome extends string>(
-  deps: { sql: Sql; settings: ClaimSettings; now: () => number; logger: Logger },
+  deps: {
+    sql: Sql;
+    settings: ClaimSettings;
+    now: () => number;
+    logger: Logger;
+    mode?: RunMode;
+    sleep?: (ms: number) => Promise<void>;
+  },
   queue: string,
   summary: Record<Outcome | "read", number>,
   processClaim: (jobs: ClaimedJob[]) => Promise<Outcome[]>,
 ): Promise<void> {
   const { settings } = deps;
+  const follow = deps.mode?.follow ?? false;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const started = deps.now();
+  const withinBudget = () => deps.now() - started < settings.runBudgetMs;
   // Jobs asked for by claims not yet answered, so that the claims side by side never ask
   // for more than the batch between them.
   let asking = 0;
@@ -50,7 +68,14 @@ export async function drainInClaims<Outcome extends string>(
   };
 
   const claimInTurn = async () => {
-    while (!exhausted && summary.read + asking < settings.batchSize && deps.now() - started < settings.runBudgetMs) {
+    while (summary.read + asking < settings.batchSize && withinBudget()) {
+      if (exhausted) {
+        // Nothing more now: a caller's run ends; a following run looks again shortly.
+        if (!follow) break;
+        await sleep(Math.min(settings.followPollMs, Math.max(0, settings.runBudgetMs - (deps.now() - started))));
+        exhausted = false;
+        continue;
+      }
       const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
       asking += asked;
       const claimed = await readInTurn(() =>
@@ -61,7 +86,7 @@ export async function drainInClaims<Outcome extends string>(
       summary.read += claimed.length;
       // Fewer than asked: the queue has nothing more to give now.
       if (claimed.length < asked) exhausted = true;
-      if (claimed.length === 0) break;
+      if (claimed.length === 0) continue;
       const jobs = claimed.map((row) => ({ msgId: row.msg_id, readCount: row.read_ct, message: row.message }));
       try {
         for (const outcome of await processClaim(jobs)) summary[outcome]++;

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { compileNow } from "../db/compile-once.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
-import { type ClaimedJob, type ClaimSettings, drainInClaims } from "../db/queue-claims.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import type { ChannelAdapter, Delivery, EmailAdapter } from "./delivery.ts";
@@ -46,6 +46,7 @@ export const defaultWorkerSettings: WorkerSettings = {
   claimSize: 50,
   claimsInFlight: 2,
   visibilityTimeoutSeconds: 60,
+  followPollMs: 250,
   maxAttempts: 6,
   baseDelaySeconds: 30,
   maxDelaySeconds: 3600,
@@ -90,9 +91,9 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
   return Math.max(Math.min(settings.maxDelaySeconds, jittered), retryAfter ?? 0);
 }
 
-export async function runWorker(deps: WorkerDependencies): Promise<RunSummary> {
+export async function runWorker(deps: WorkerDependencies, mode: RunMode = { follow: false }): Promise<RunSummary> {
   const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  await drainInClaims(deps, QUEUE, summary, (jobs) => processClaim(deps, jobs));
+  await drainInClaims({ ...deps, mode }, QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
 }
 

@@ -8,7 +8,7 @@ import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
 import { compileNow } from "../db/compile-once.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
-import { type ClaimedJob, type ClaimSettings, drainInClaims } from "../db/queue-claims.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
 import type { Sql } from "../db/pool.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import type { Logger } from "../http/router.ts";
@@ -31,6 +31,7 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   claimSize: 50,
   claimsInFlight: 2,
   visibilityTimeoutSeconds: 60,
+  followPollMs: 250,
   orderWaitSeconds: 5,
   failingDisablesAfterMs: 24 * 3600 * 1000,
 };
@@ -108,9 +109,12 @@ type Settled = {
 const ERROR_LENGTH = 1000;
 const clip = (text: string) => text.length <= ERROR_LENGTH ? text : `${text.slice(0, ERROR_LENGTH - 1)}…`;
 
-export async function runWebhookWorker(deps: WebhookWorkerDependencies): Promise<WebhookRunSummary> {
+export async function runWebhookWorker(
+  deps: WebhookWorkerDependencies,
+  mode: RunMode = { follow: false },
+): Promise<WebhookRunSummary> {
   const summary: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
-  await drainInClaims(deps, WEBHOOKS_QUEUE, summary, (jobs) => processClaim(deps, jobs));
+  await drainInClaims({ ...deps, mode }, WEBHOOKS_QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
 }
 

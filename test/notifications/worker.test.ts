@@ -362,3 +362,50 @@ Deno.test("a run drains claim after claim until the queue is empty, and claims n
     assert.deepEqual({ read: rest.read, sent: rest.sent }, { read: 2, sent: 2 }, JSON.stringify(rest));
     for (const { pending } of [...stays, ...more]) assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
   }));
+
+Deno.test("a run that follows the queue takes a job enqueued while it runs and ends when its budget is spent; a caller's run ends when the queue is empty", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("follow");
+    const budgetMs = 1500;
+
+    const emptyStarted = performance.now();
+    const { run: empty } = await runWorkerInProcess({ settings: { runBudgetMs: budgetMs } });
+    assert.equal(empty.read, 0);
+    assert.ok(performance.now() - emptyStarted < budgetMs, "a caller's run on an empty queue does not wait");
+
+    const started = performance.now();
+    const following = runWorkerInProcess({ follow: true, settings: { runBudgetMs: budgetMs, followPollMs: 100 } });
+    await sleep(300);
+    const { pending } = await checkedIn(t.ownerClient);
+    const { run } = await following;
+    const tookMs = performance.now() - started;
+    assert.deepEqual({ read: run.read, sent: run.sent }, { read: 1, sent: 1 }, JSON.stringify(run));
+    assert.ok(tookMs >= budgetMs, `it followed the queue until its budget was spent (${tookMs.toFixed(0)} ms)`);
+    assert.equal((await readNotification(t.ownerClient, pending.id)).status, "sent");
+  }));
+
+Deno.test("the worker's run request: no body or {} drains, {\"follow\": true} follows, anything else is a 400 that runs nothing", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("run-request");
+    const { pending } = await checkedIn(t.ownerClient);
+    const key = { authorization: `Bearer ${stack.serviceRoleKey}` };
+    const asJson = { ...key, "content-type": "application/json" };
+    const refused = async (body: string, headers: Record<string, string>, status: number, kind: string, field?: string) => {
+      const answer = await callWorker(headers, "POST", body);
+      assert.equal(answer.status, status, `${body}: ${answer.text}`);
+      const problem = answer.body as Problem & { errors?: { path: string }[] };
+      assert.equal(problem.type, `urn:pms:problem:${kind}`, body);
+      if (field) assert.deepEqual(problem.errors?.map((error) => error.path), [field], body);
+    };
+    await refused('{"follow": "yes"}', asJson, 400, "validation", "follow");
+    await refused('{"later": true}', asJson, 400, "validation", "later");
+    await refused("{", asJson, 400, "malformed-json");
+    await refused("follow", key, 415, "unsupported-media-type");
+    const [job] = await jobsFor(sql, pending.id);
+    assert.equal(job?.readCount, 0, "no refused request ran the worker");
+    const ran = await callWorker(asJson, "POST", "{}");
+    assert.equal(ran.status, 200, ran.text);
+    assert.equal((ran.body as { read: number }).read, 1);
+  }));

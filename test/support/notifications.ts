@@ -90,8 +90,12 @@ export function summary(counts: Partial<RunSummary>): RunSummary {
 }
 
 // Calls the worker function as the scheduler does: POST with the service credential.
-export async function callWorker(headers: Record<string, string> = { authorization: `Bearer ${stack.serviceRoleKey}` }, method = "POST") {
-  const response = await fetch(workerUrl(), { method, headers });
+export async function callWorker(
+  headers: Record<string, string> = { authorization: `Bearer ${stack.serviceRoleKey}` },
+  method = "POST",
+  requestBody?: string,
+) {
+  const response = await fetch(workerUrl(), { method, headers, body: requestBody });
   const text = await response.text();
   let body: unknown = null;
   try {
@@ -137,6 +141,8 @@ export async function runWorkerInProcess(change: {
   email?: Partial<Pick<SendGridSettings, "apiKey" | "fromEmail" | "fromName" | "baseUrl" | "timeoutMs">>;
   sms?: Partial<Pick<SmsSettings, "accountSid" | "authToken" | "fromNumber" | "baseUrl" | "statusCallbackUrl" | "timeoutMs">>;
   settings?: Partial<WorkerSettings>;
+  // Whether the run follows the queue until its budget is spent, as the schedule's do.
+  follow?: boolean;
 } = {}): Promise<{ run: RunSummary; logs: LogLine[] }> {
   const logs: LogLine[] = [];
   const settings = stack.notifications;
@@ -174,7 +180,7 @@ export async function runWorkerInProcess(change: {
         warn: (message, fields) => logs.push({ level: "warn", message, fields }),
         error: (message, fields) => logs.push({ level: "error", message, fields }),
       },
-    });
+    }, { follow: change.follow ?? false });
     if (run.sent > 0) await reportsSettled();
     return { run, logs };
   } finally {

@@ -75,5 +75,5 @@ jsonLogger.info("the notifications worker is serving", {
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
   pool,
-  run: (sql) => runWorker({ sql, adapters, settings, random: Math.random, now, logger: jsonLogger }),
+  run: (sql, mode) => runWorker({ sql, adapters, settings, random: Math.random, now, logger: jsonLogger }, mode),
 }));

@@ -25,7 +25,7 @@ jsonLogger.info("the webhooks worker is serving", { loopbackEndpoints: policy.al
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
   pool,
-  run: (sql) =>
+  run: (sql, mode) =>
     runWebhookWorker({
       sql,
       post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000 }),
@@ -34,5 +34,5 @@ Deno.serve(createWorkerHandler({
       random: Math.random,
       now: () => Date.now(),
       logger: jsonLogger,
-    }),
+    }, mode),
 }));
