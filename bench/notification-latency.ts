@@ -35,7 +35,7 @@ export type LatencyContext = {
   seconds: number;
   // The workers' schedule on or off (scripts/stack.sh scheduler on|off).
   schedule: (on: boolean) => Promise<void>;
-  // What the schedule waits between a worker's runs, as configured (for the report).
+  // How often the schedule starts a worker's run, as configured (for the report).
   workerEverySeconds: number;
   log: (line: string) => void;
 };
@@ -145,8 +145,9 @@ async function acceptances(
   return times;
 }
 
-// The schedule waits its whole period between runs, and a run settles a claim every few
-// milliseconds, so a gap of half the period between two sent_at is a new run.
+// A run settles a claim every few milliseconds while there is work, so a gap of half the
+// schedule's period between two sent_at is a new run; runs that follow the queue back to
+// back, with work all along, show as one.
 function workerRuns(rows: Row[], everySeconds: number): WorkerRun[] {
   const firstCheckIn = Math.min(...rows.map((row) => row.created_ms));
   const sent = rows.flatMap((row) => row.sent_ms === null ? [] : [row.sent_ms]).sort((a, b) => a - b);
