@@ -123,21 +123,30 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   const targets: Target[] = [];
   if (reads && ratios.apiShareOfLowerCeiling) {
     const shareAt32 = worst(routes.map((route) => ratios.apiShareOfLowerCeiling![route][AT_32]!), "min");
-    const p99At32 = worst(routes.map((route) => reads[route].api[AT_32]!.p99Ms), "max");
-    targets.push(
-      { name: "API reads, share of the lower ceiling at 32 connections (worse route)", measured: shareAt32 * 100, unit: "%", goal: "≥ 60 %", met: shareAt32 >= 0.6 },
-      { name: "API reads, p99 at 32 connections (worse route)", measured: p99At32, unit: "ms", goal: "< 50 ms", met: p99At32 < 50 },
-    );
+    targets.push({
+      name: "API reads, share of the lower ceiling at 32 connections (worse route)",
+      measured: shareAt32 * 100, unit: "%", goal: "≥ 75 %", met: shareAt32 >= 0.75,
+    });
+  }
+  // Every read and write point at 32 connections: a p99 far above its p50 is a stall.
+  const tails = [
+    ...(reads ? routes.map((route) => reads[route].api[AT_32]!) : []),
+    ...(writes ? [writes.patchGuest, writes.checkIn] : []),
+  ];
+  if (tails.length > 0) {
+    const tail = worst(tails.map((point) => point.p99Ms / point.p50Ms), "max");
+    targets.push({ name: "Tails: p99 over p50 at 32 connections (worst read or write)", measured: tail, unit: "×", goal: "≤ 3", met: tail <= 3 });
   }
   if (ratios.triggerCost !== undefined) {
-    targets.push({ name: "Cost of the notification trigger on check-in", measured: ratios.triggerCost * 100, unit: "%", goal: "< 25 %", met: ratios.triggerCost < 0.25 });
+    targets.push({ name: "Cost of the notification trigger on check-in", measured: ratios.triggerCost * 100, unit: "%", goal: "< 15 %", met: ratios.triggerCost < 0.15 });
   }
-  if (pipeline) {
-    targets.push({ name: "Notification pipeline", measured: pipeline.notificationsPerSecond, unit: "/s", goal: "≥ 1,000 /s", met: pipeline.notificationsPerSecond >= 1000 });
+  if (pipeline && ratios.pipelineShareOfPgmqCeiling !== undefined) {
+    const share = ratios.pipelineShareOfPgmqCeiling;
+    targets.push({ name: "Notification pipeline, share of pgmq's ceiling in the same run", measured: share * 100, unit: "%", goal: "≥ 25 %", met: share >= 0.25 });
   }
   if (ratios.scale) {
     const scaleAt32 = worst(routes.map((route) => ratios.scale![route][AT_32]!), "max");
-    targets.push({ name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.3", met: scaleAt32 < 1.3 });
+    targets.push({ name: "Scale: mean latency, 1,000 tenants over 1, at 32 connections (worse route)", measured: scaleAt32, unit: "×", goal: "< 1.15", met: scaleAt32 < 1.15 });
   }
   if (ratios.largeOverSmall) {
     const largeOverSmall = worst(largeTenantRoutes.map((route) => ratios.largeOverSmall![route]), "max");
