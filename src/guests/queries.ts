@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
@@ -25,11 +25,11 @@ export function listGuests(db: Reads, filter: z.output<typeof listGuestsQuery>, 
     .orderBy((eb) => eb.fn("lower", ["last_name"]))
     .orderBy((eb) => eb.fn("lower", ["first_name"]))
     .orderBy("id");
+  // The matches are found with the trigram index, which RLS keeps a plain ILIKE from
+  // using (supabase/migrations/20261129000100_large_tenant_lists.sql); the list reads
+  // them by id, under RLS.
   if (filter.q) {
-    const pattern = containing(filter.q);
-    query = query.where((eb) =>
-      eb.or([eb("first_name", "ilike", pattern), eb("last_name", "ilike", pattern), eb("email", "ilike", pattern)])
-    );
+    query = query.where(sql<boolean>`guests.id = any(array(select private.guest_ids_matching(${containing(filter.q)})))`);
   }
   // lower(email), as guests_tenant_email_idx is built: addresses are stored as given.
   if (filter.email) query = query.where((eb) => eb(eb.fn("lower", ["email"]), "=", filter.email));

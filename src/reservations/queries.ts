@@ -31,6 +31,13 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   if (filter.guestId) query = query.where("guest_id", "=", filter.guestId);
   if (filter.from) query = query.where("check_out", ">", filter.from);
   if (filter.to) query = query.where("check_in", "<", filter.to);
+  // The stays that meet the dates are found by their stay's GiST index, which RLS keeps
+  // the list's own conditions from using (supabase/migrations/20261129000100_large_tenant_lists.sql);
+  // the list reads them by id, under RLS, and the two conditions above still decide.
+  if (filter.from || filter.to) {
+    query = query.where(sql<boolean>`reservations.id = any(array(
+      select private.reservation_ids_during(${filter.from ?? null}::date, ${filter.to ?? null}::date)))`);
+  }
   return paginate(query, page);
 }
 

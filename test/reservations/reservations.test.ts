@@ -785,6 +785,12 @@ Deno.test("GET /v1/reservations: from (a night on or after it) and to (arrives b
     assert.deepEqual(await ids("?from=2027-05-13&to=2027-05-14"), [c.id]);
     assert.deepEqual(await ids("?from=2027-05-15&to=2027-05-20"), [], "between c and late");
     assert.deepEqual(await ids("?from=2027-06-01&to=2027-05-01"), [], "an empty range");
+    // `from` at or after `to` is no range, but each condition still holds on its own: a
+    // stay with a night on or after the 12th that arrived before the 11th or the 12th.
+    assert.deepEqual(await ids("?from=2027-05-12&to=2027-05-12"), [a.id], "a holds the night of the 12th");
+    assert.deepEqual(await ids("?from=2027-05-12&to=2027-05-11"), [a.id], "a arrived on the 10th, leaves on the 13th");
+    assert.deepEqual(await ids("?from=2027-05-14&to=2027-05-11"), [], "a leaves on the 13th");
+    assert.deepEqual(await ids("?from=2027-05-14&to=2027-05-14"), [c.id]);
     const paged = await list(api, "?from=2027-05-04&limit=1&offset=1");
     assert.deepEqual(paged.data.map((r) => r.id), [c.id]);
     assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3 });
