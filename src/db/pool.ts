@@ -75,6 +75,12 @@ function parseSafeInteger(raw: string): number {
   return value;
 }
 
+// Whether the pool prepares its statements: in session mode only. createDb
+// (src/db/database.ts) writes the values of a pool that does not into the SQL.
+export function prepares(sql: Sql): boolean {
+  return sql.options.prepare;
+}
+
 export function parsesAsGeneratedTypes(sql: Sql): boolean {
   const { parsers } = sql.options;
   return parsers[oid.int8] === generatedTypeParsers.bigint.parse &&
