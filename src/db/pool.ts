@@ -1,3 +1,4 @@
+import net from "node:net";
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
@@ -100,8 +101,31 @@ export function createPool(url: string, options: PoolOptions = {}): Sql {
     // server connection the client is given (test/db/pooler.test.ts); docs/database-connection.md
     // says what is known of a hosted pooler.
     connection: { application_name: options.applicationName ?? "pms", TimeZone: "UTC" },
+    socket: withoutNagle(),
   };
   return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);
+}
+
+// postgres.js writes what it sends in one write while that is under 1 KiB, and writes it
+// out at once each time it reaches 1 KiB. With Nagle's algorithm on, as node:net's sockets
+// have it unless told otherwise, a write behind one that is not yet acknowledged waits
+// for the acknowledgement, and the server sends that with its answer: a pipelined batch
+// over 1 KiB (a read whose request context carries the claims written into its SQL,
+// src/db/client-side-binding.ts) would wait a round trip in its middle. So the pool's
+// sockets are TCP_NODELAY, as node-postgres's and libpq's are; postgres.js offers no
+// setting for it, only the socket (test/db/client-side-binding.test.ts counts the round
+// trips). The hosts of a URL that names several are taken in turn, as postgres.js does.
+function withoutNagle() {
+  let next = 0;
+  return ({ host: hosts, port: ports, path }: { host: string[]; port: number[]; path: string | false }) => {
+    if (path) return net.connect(path);
+    const at = next++ % hosts.length;
+    const [host, port] = [hosts[at]!, ports[at] ?? ports[0]!];
+    const socket = net.connect({ host, port });
+    socket.setNoDelay(true);
+    // postgres.js names the server for TLS by the socket's host, as its own sockets carry it.
+    return Object.assign(socket, { host, port });
+  };
 }
 
 // The entrypoint's pool, replaced by a new one when the database went away under it.
