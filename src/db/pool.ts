@@ -15,8 +15,9 @@ export type Sql = postgres.Sql;
 //   nothing is prepared: every statement is parsed as the unnamed statement, which
 //   lives only until the next Parse, in the same transaction. The pool-wide setting
 //   wins over a query's own `prepare: true` (kysely-postgres-js's, the worker's).
-//   postgres.js then describes each statement with parameters before binding it, a
-//   round trip more per such statement (test/db/pooler.test.ts).
+//   postgres.js would then have each statement with parameters described before binding
+//   it, a round trip more per such statement, so createDb writes the values of such a
+//   pool's statements into their SQL (src/db/client-side-binding.ts).
 // Whatever the mode, the request's state is transaction-local: set_config(…, true)
 // only, never SET, LISTEN, session advisory locks or temporary tables.
 export type PoolMode = "session" | "transaction";
