@@ -39,6 +39,10 @@
 // run of a prepared statement sends it. So a string for such a column or cast is cast
 // from text first (`${json}::text::jsonb`, as the code does), where both agree.
 //
+// The values are in the statement's text: Postgres's log line of a failed statement
+// (log_min_error_statement) and pg_stat_activity show them, where with parameters they
+// show `$1` (docs/database-connection.md).
+//
 // The scanner is written here because neither postgres.js nor Kysely offers one for
 // parameters of unknown type: Kysely's compiler writes `$n` and keeps the values apart,
 // and postgres.js only ever sends them apart.
