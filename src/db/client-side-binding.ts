@@ -13,9 +13,9 @@
 // What is written, and why it means what the parameter meant:
 // - A string, as E'…' with every backslash and every quote doubled. In an E'' string a
 //   backslash always escapes and '' is a quote, whatever standard_conforming_strings says,
-//   so the literal's text is the string's. The connection's encoding is UTF-8
-//   (postgres.js's startup message), where no byte of a multibyte character is a quote or
-//   a backslash. A string with NUL is not written: the SQL goes as a NUL-terminated string.
+//   so the literal's text is the string's. The connection's encoding is UTF-8 (createDb
+//   binds in the client only then: writesValuesIntoSql, src/db/pool.ts), where no byte of
+//   a multibyte character is a quote or a backslash. A string with NUL is not written: the SQL goes as a NUL-terminated string.
 // - A finite number, quoted, as postgres.js writes it ('' + value).
 //   postgres.js sends strings and numbers as parameters of no type (inferType gives 0), so
 //   Postgres resolves their type from where they stand; a quoted literal has no type

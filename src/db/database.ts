@@ -4,7 +4,7 @@ import { bindingInClient } from "./client-side-binding.ts";
 import { guardingLostConnections } from "./connection-loss.ts";
 import type { Database } from "./database.types.ts";
 import { pipelined } from "./pipelined-transactions.ts";
-import { fixedPool, parsesAsGeneratedTypes, prepares, type RenewablePool, type Sql } from "./pool.ts";
+import { fixedPool, parsesAsGeneratedTypes, type RenewablePool, type Sql, writesValuesIntoSql } from "./pool.ts";
 
 type Schema = Database["public"];
 type Relations = Schema["Tables"] & Schema["Views"];
@@ -55,7 +55,7 @@ export function createDb(pool: Sql | RenewablePool): Kysely<DB> {
   const dialect = new PostgresJSDialect({ postgres: renewable.current });
   const driverFor = (sql: Sql) => {
     const driver = new PostgresJSDialect({ postgres: sql }).createDriver();
-    return prepares(sql) ? driver : bindingInClient(driver);
+    return writesValuesIntoSql(sql) ? bindingInClient(driver) : driver;
   };
   return new Kysely<DB>({
     dialect: {

@@ -77,10 +77,14 @@ function parseSafeInteger(raw: string): number {
   return value;
 }
 
-// Whether the pool prepares its statements: in session mode only. createDb
-// (src/db/database.ts) writes the values of a pool that does not into the SQL.
-export function prepares(sql: Sql): boolean {
-  return sql.options.prepare;
+// Whether createDb (src/db/database.ts) writes the values of the pool's statements into
+// their SQL (src/db/client-side-binding.ts): when the pool does not prepare them (transaction
+// mode), and speaks UTF-8, as postgres.js asks unless the URL names another client_encoding
+// (`?client_encoding=…`). In an encoding such as SJIS or BIG5 a multibyte character's second
+// byte may be a backslash, and would swallow the one that doubles it.
+export function writesValuesIntoSql(sql: Sql): boolean {
+  const encoding = sql.options.connection.client_encoding;
+  return !sql.options.prepare && (encoding === undefined || /^utf-?8$/i.test(String(encoding)));
 }
 
 export function parsesAsGeneratedTypes(sql: Sql): boolean {
