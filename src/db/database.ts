@@ -1,9 +1,10 @@
 import { type ColumnType, Kysely } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
+import { bindingInClient } from "./client-side-binding.ts";
 import { guardingLostConnections } from "./connection-loss.ts";
 import type { Database } from "./database.types.ts";
 import { pipelined } from "./pipelined-transactions.ts";
-import { fixedPool, parsesAsGeneratedTypes, type RenewablePool, type Sql } from "./pool.ts";
+import { fixedPool, parsesAsGeneratedTypes, type RenewablePool, type Sql, writesValuesIntoSql } from "./pool.ts";
 
 type Schema = Database["public"];
 type Relations = Schema["Tables"] & Schema["Views"];
@@ -39,17 +40,27 @@ export type DB = { [Name in keyof Relations & string]: Table<Relations[Name]> };
 // first statement, and a read's statements can each run in a transaction of their own.
 // Nothing is sent on a connection whose session ended (src/db/connection-loss.ts).
 // Given a RenewablePool, the Kysely follows it to each new pool.
+//
+// The pool's mode decides how values reach Postgres (src/db/pool.ts). A pool that prepares
+// (session mode) binds them to its prepared statements. A pool that does not (transaction
+// mode) gets them written into the SQL (src/db/client-side-binding.ts), so that no
+// statement waits to be described: that layer sits right above postgres.js, below the
+// pipelined one, which still sees its own Prelude and AheadOfBegin and writes
+// BEGIN, prelude, statement and COMMIT, none with parameters, in one write.
 export function createDb(pool: Sql | RenewablePool): Kysely<DB> {
   const renewable = "renew" in pool ? pool : fixedPool(pool);
   if (!parsesAsGeneratedTypes(renewable.current)) {
     throw new TypeError("createDb needs a pool from createPool(url, { generatedTypes: true }), or rows would not match DB");
   }
   const dialect = new PostgresJSDialect({ postgres: renewable.current });
+  const driverFor = (sql: Sql) => {
+    const driver = new PostgresJSDialect({ postgres: sql }).createDriver();
+    return writesValuesIntoSql(sql) ? bindingInClient(driver) : driver;
+  };
   return new Kysely<DB>({
     dialect: {
       createAdapter: () => dialect.createAdapter(),
-      createDriver: () =>
-        pipelined(guardingLostConnections(renewable, (sql) => new PostgresJSDialect({ postgres: sql }).createDriver())),
+      createDriver: () => pipelined(guardingLostConnections(renewable, driverFor)),
       createIntrospector: (db) => dialect.createIntrospector(db),
       createQueryCompiler: () => dialect.createQueryCompiler(),
     },

@@ -41,10 +41,13 @@
 // reaches that one server connection, so a prelude's settings are there for its
 // statement and gone for the next client (test/db/pooler.test.ts shows both through
 // PgBouncer, and that a transaction begun right behind another's COMMIT still keeps its
-// own). The pooler does not change what is sent; postgres.js does, with its prepared
-// statements off there: each statement with parameters is described before it is
-// bound, and waits a round trip for that, so the writes above are split at each such
-// statement and a read by id takes more round trips than on a direct connection.
+// own). With prepared statements off there, postgres.js would have each statement with
+// parameters described before binding it and write nothing behind it until then,
+// splitting the writes above at each such statement. So below this driver, through a
+// pooler, the values are written into the SQL (src/db/client-side-binding.ts): what this
+// driver writes reaches postgres.js without parameters, and a read by id is one round
+// trip, as on a direct connection. A statement with a value that is not written (a null,
+// a boolean, a list) still goes with its parameters, and its write is split there.
 import {
   CompiledQuery,
   type DatabaseConnection,

@@ -1,3 +1,4 @@
+import net from "node:net";
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
@@ -14,8 +15,9 @@ export type Sql = postgres.Sql;
 //   nothing is prepared: every statement is parsed as the unnamed statement, which
 //   lives only until the next Parse, in the same transaction. The pool-wide setting
 //   wins over a query's own `prepare: true` (kysely-postgres-js's, the worker's).
-//   postgres.js then describes each statement with parameters before binding it, a
-//   round trip more per such statement (test/db/pooler.test.ts).
+//   postgres.js would then have each statement with parameters described before binding
+//   it, a round trip more per such statement, so createDb writes the values of such a
+//   pool's statements into their SQL (src/db/client-side-binding.ts).
 // Whatever the mode, the request's state is transaction-local: set_config(…, true)
 // only, never SET, LISTEN, session advisory locks or temporary tables.
 export type PoolMode = "session" | "transaction";
@@ -75,6 +77,16 @@ function parseSafeInteger(raw: string): number {
   return value;
 }
 
+// Whether createDb (src/db/database.ts) writes the values of the pool's statements into
+// their SQL (src/db/client-side-binding.ts): when the pool does not prepare them (transaction
+// mode), and speaks UTF-8, as postgres.js asks unless the URL names another client_encoding
+// (`?client_encoding=…`). In an encoding such as SJIS or BIG5 a multibyte character's second
+// byte may be a backslash, and would swallow the one that doubles it.
+export function writesValuesIntoSql(sql: Sql): boolean {
+  const encoding = sql.options.connection.client_encoding;
+  return !sql.options.prepare && (encoding === undefined || /^utf-?8$/i.test(String(encoding)));
+}
+
 export function parsesAsGeneratedTypes(sql: Sql): boolean {
   const { parsers } = sql.options;
   return parsers[oid.int8] === generatedTypeParsers.bigint.parse &&
@@ -94,8 +106,31 @@ export function createPool(url: string, options: PoolOptions = {}): Sql {
     // server connection the client is given (test/db/pooler.test.ts); docs/database-connection.md
     // says what is known of a hosted pooler.
     connection: { application_name: options.applicationName ?? "pms", TimeZone: "UTC" },
+    socket: withoutNagle(),
   };
   return options.generatedTypes ? postgres(url, { ...settings, types: generatedTypeParsers }) : postgres(url, settings);
+}
+
+// postgres.js writes what it sends in one write while that is under 1 KiB, and writes it
+// out at once each time it reaches 1 KiB. With Nagle's algorithm on, as node:net's sockets
+// have it unless told otherwise, a write behind one that is not yet acknowledged waits
+// for the acknowledgement, and the server sends that with its answer: a pipelined batch
+// over 1 KiB (a read whose request context carries the claims written into its SQL,
+// src/db/client-side-binding.ts) would wait a round trip in its middle. So the pool's
+// sockets are TCP_NODELAY, as node-postgres's and libpq's are; postgres.js offers no
+// setting for it, only the socket (test/db/client-side-binding.test.ts counts the round
+// trips). The hosts of a URL that names several are taken in turn, as postgres.js does.
+function withoutNagle() {
+  let next = 0;
+  return ({ host: hosts, port: ports, path }: { host: string[]; port: number[]; path: string | false }) => {
+    if (path) return net.connect(path);
+    const at = next++ % hosts.length;
+    const [host, port] = [hosts[at]!, ports[at] ?? ports[0]!];
+    const socket = net.connect({ host, port });
+    socket.setNoDelay(true);
+    // postgres.js names the server for TLS by the socket's host, as its own sockets carry it.
+    return Object.assign(socket, { host, port });
+  };
 }
 
 // The entrypoint's pool, replaced by a new one when the database went away under it.

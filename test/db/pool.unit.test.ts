@@ -2,7 +2,7 @@
 // as RFC 3339, bigint as a number that must be exact. pool.test.ts reads the same values
 // from the database itself. No database here: a pool connects on its first query.
 import assert from "node:assert/strict";
-import { createPool, parsesAsGeneratedTypes } from "../../src/db/pool.ts";
+import { createPool, parsesAsGeneratedTypes, writesValuesIntoSql } from "../../src/db/pool.ts";
 
 const NOWHERE = "postgresql://nobody@127.0.0.1:9/none";
 const oid = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 };
@@ -65,5 +65,20 @@ Deno.test("a pool through a transaction pooler prepares nothing; a session's pre
     assert.equal(unsaid.options.prepare, true);
   } finally {
     await Promise.all([transaction.end(), session.end(), unsaid.end()]);
+  }
+});
+
+Deno.test("values are written into the SQL of a pool that does not prepare, and only in UTF-8", async () => {
+  const pools = {
+    transaction: createPool(NOWHERE, { max: 1, mode: "transaction" }),
+    session: createPool(NOWHERE, { max: 1, mode: "session" }),
+    utf8: createPool(`${NOWHERE}?client_encoding=UTF8`, { max: 1, mode: "transaction" }),
+    sjis: createPool(`${NOWHERE}?client_encoding=SJIS`, { max: 1, mode: "transaction" }),
+  };
+  try {
+    const written = Object.fromEntries(Object.entries(pools).map(([name, sql]) => [name, writesValuesIntoSql(sql)]));
+    assert.deepEqual(written, { transaction: true, session: false, utf8: true, sjis: false });
+  } finally {
+    await Promise.all(Object.values(pools).map((sql) => sql.end()));
   }
 });
