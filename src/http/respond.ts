@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { json, jsonText } from "./json.ts";
+import { preferences } from "./prefer.ts";
 import { HttpError } from "./problem.ts";
 
 // A strong validator of the representation itself: any change to what a client
@@ -21,8 +22,7 @@ export function representation(resource: unknown, status = 200, headers: Record<
 // RFC 7240: writes answer without a body unless the client asks for one, as PostgREST does.
 // Other preferences, and other values of return, are ignored, as RFC 7240 requires.
 export function wantsRepresentation(request: Request): boolean {
-  const prefer = request.headers.get("prefer") ?? "";
-  return prefer.split(/[,;]/).some((token) => token.trim().toLowerCase() === "return=representation");
+  return preferences(request).get("return") === "representation";
 }
 
 // The status says whether a body follows, as OData's rule for Prefer does: without one a
