@@ -1,5 +1,7 @@
+import { type CountMode, countModes } from "../db/pagination.ts";
+
 // RFC 7240's Prefer header, parsed once for every preference the API honours:
-// return=representation on writes (src/http/respond.ts).
+// return=representation on writes (src/http/respond.ts), count= on lists.
 //
 // Preferences are separated by commas (several Prefer fields are one list); each is a
 // name, optionally `=` and a value (a token or a quoted string), then parameters after
@@ -47,4 +49,11 @@ function splitOutsideQuotes(text: string, separator: string): string[] {
 function unquote(value: string): string {
   if (value.length < 2 || !value.startsWith('"') || !value.endsWith('"')) return value;
   return value.slice(1, -1).replace(/\\(.)/g, "$1");
+}
+
+// The count the request prefers, or null when it states none (or one the API does not
+// know, which RFC 7240 has the server ignore): the list then counts exactly.
+export function countPreference(request: Request): CountMode | null {
+  const value = preferences(request).get("count");
+  return countModes.find((mode) => mode === value) ?? null;
 }

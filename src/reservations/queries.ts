@@ -31,7 +31,7 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   if (filter.guestId) query = query.where("guest_id", "=", filter.guestId);
   if (filter.from) query = query.where("check_out", ">", filter.from);
   if (filter.to) query = query.where("check_in", "<", filter.to);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" });
 }
 
 // The API's most frequent read, and the same under lock for a conditional update.
