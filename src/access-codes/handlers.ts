@@ -1,7 +1,7 @@
 import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
-import { listResponse, locationOf, representation, written } from "../http/respond.ts";
+import { listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import { findReservation } from "../reservations/queries.ts";
@@ -17,13 +17,14 @@ export function accessCodeEndpoints(scope: RequestScope): Endpoint[] {
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/reservations/{id}/access-codes", operationId: "listAccessCodes", tag,
       access: "member", summary: "A reservation's door codes, oldest first.", params: idParams, resource: "reservation",
-      query: pageOnly,
+      query: pageOnly, countable: true,
       success: [{ status: 200, description: "A page of access codes.", schema: listOf(accessCode) }],
-    }, async ({ db, params, query, missing }) => {
-      const { data, pagination } = await listAccessCodes(db, params.id, query);
+    }, async ({ db, params, query, request, tenantId, missing }) => {
+      const page = pageFor(request, query, { reader: "member", tenantId });
+      const listed = await listAccessCodes(db, params.id, page);
       // A code is there only under a reservation, so only an empty page asks whether it exists.
-      if (data.length === 0 && !await findReservation(db, params.id)) throw missing();
-      return listResponse(data, pagination);
+      if (listed.data.length === 0 && !await findReservation(db, params.id)) throw missing();
+      return listResponse(page, listed);
     }),
 
     tenantEndpoint(scope, {

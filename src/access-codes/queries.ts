@@ -14,7 +14,7 @@ const columns = camelSelection([
 export function listAccessCodes(db: Reads, reservationId: string, page: Page) {
   const query = db.selectFrom("access_codes").select(columns).where("reservation_id", "=", reservationId)
     .orderBy("created_at").orderBy("id");
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findAccessCode(db: Reads, reservationId: string, id: string) {

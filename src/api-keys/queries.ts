@@ -31,8 +31,8 @@ export async function listApiKeys(db: Reads, filter: z.output<typeof listApiKeys
     .orderBy("created_at", "desc").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.status) query = query.where(status as Expression<Status>, "in", filter.status);
-  const { data, pagination } = await paginate(query, page);
-  return { data: data.map(present), pagination };
+  const listed = await paginate(query, page, { tenant: ["tenant_id"] });
+  return { ...listed, data: listed.data.map(present) };
 }
 
 export async function findApiKey(db: Reads, id: string) {

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
-import { listResponse, representation, wantsRepresentation } from "../http/respond.ts";
+import { listResponse, pageFor, representation, wantsRepresentation } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { findPaymentByReference, insertPayment } from "../payments/queries.ts";
 import { payment } from "../payments/schema.ts";
@@ -39,11 +39,11 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
     integrationEndpoint(scope, {
       method: "GET", path: "/v1/external/reservations", operationId: "listExternalReservations", tag,
       summary: "The key's property's reservations by check-in, or by last change with updatedSince.",
-      query: listExternalReservationsQuery,
+      query: listExternalReservationsQuery, countable: true,
       success: [{ status: 200, description: "A page of reservations.", schema: listOf(reservation) }],
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listReservations(db, query, query);
-      return listResponse(data, pagination);
+    }, async ({ db, query, request, tenantId, propertyId }) => {
+      const page = pageFor(request, query, { reader: "integration", tenantId, propertyId });
+      return listResponse(page, await listReservations(db, query, page));
     }),
 
     integrationEndpoint(scope, {

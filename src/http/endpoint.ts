@@ -54,6 +54,8 @@ export type EndpointDoc = {
   conditional?: boolean;
   // Answers without a body unless Prefer: return=representation.
   prefer?: boolean;
+  // A list: takes Prefer: count=... and answers Preference-Applied (src/db/pagination.ts).
+  countable?: boolean;
   // Accepts Idempotency-Key: a retry with the same key gets the first answer.
   idempotent?: boolean;
   // Where the resources this route answers with live, when not at `${path}/{param}`, and

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { countModes, ESTIMATED_EXACT_UP_TO } from "../db/pagination.ts";
 import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { type ProblemKind, problemTypes, problemTypeUri } from "./problem.ts";
 import { problem } from "./schemas.ts";
@@ -168,6 +169,7 @@ function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
   }
   if (endpoint.conditional) list.push({ $ref: "#/components/parameters/IfMatch" });
   if (endpoint.prefer) list.push({ $ref: "#/components/parameters/Prefer" });
+  if (endpoint.countable) list.push({ $ref: "#/components/parameters/PreferCount" });
   if (endpoint.idempotent) list.push({ $ref: "#/components/parameters/IdempotencyKey" });
   return list;
 }
@@ -251,6 +253,10 @@ export function buildOpenApi(
       const links = linksOf(endpoints, endpoint, success);
       const headers = {
         ...Object.fromEntries((success.headers ?? []).map((h) => [h, { $ref: `#/components/headers/${h}` }])),
+        // A list's page says which count it honoured.
+        ...(endpoint.countable && success.status === 200
+          ? { "Preference-Applied": { $ref: "#/components/headers/PreferenceApplied" } }
+          : {}),
         ...(integration ? rateLimitHeaders : {}),
       };
       responses[String(success.status)] = {
@@ -369,10 +375,27 @@ export function buildOpenApi(
           description: "`return=representation` answers with the resource (201 for a creation, 200 for a change) " +
             "instead of an empty 204; any other preference is ignored, as RFC 7240 requires.",
         },
+        PreferCount: {
+          name: "Prefer", in: "header", required: false,
+          // Any value is accepted, as for Prefer on writes; several preferences go comma-separated.
+          schema: { anyOf: [{ type: "string", enum: countModes.map((mode) => `count=${mode}`) }, { type: "string" }] },
+          description: "How to count `pagination.total`: `count=exact` (the default) counts every matching item; " +
+            "`count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of " +
+            "planning the query once more and never of reading the items; `count=estimated` counts exactly up to " +
+            `${ESTIMATED_EXACT_UP_TO.toLocaleString("en")} items and estimates above; \`count=none\` counts nothing ` +
+            "(`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; " +
+            "without it the count is exact (an unknown value, and any other preference, is ignored).",
+        },
       },
       headers: {
-        ETag: { schema: { type: "string" }, description: "A strong validator of the representation, for If-Match." },
-        Location: { schema: { type: "string" }, description: "The created resource, relative to the request URL." },
+        ETag: { required: true, schema: { type: "string" }, description: "A strong validator of the representation, for If-Match." },
+        Location: { required: true, schema: { type: "string" }, description: "The created resource, relative to the request URL." },
+        PreferenceApplied: {
+          required: false,
+          schema: { type: "string", enum: countModes.map((mode) => `count=${mode}`) },
+          description: "The count `pagination.total` was made with, when the request's `Prefer` asked for it " +
+            "(RFC 7240). Absent, the count is exact.",
+        },
         RetryAfter: { required: true, schema: { type: "string" }, description: "How many seconds to wait before trying again." },
         // draft-ietf-httpapi-ratelimit-headers-11: Structured Fields lists of one item each.
         RateLimitPolicy: {

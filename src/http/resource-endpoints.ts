@@ -2,12 +2,12 @@ import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { DB } from "../db/database.ts";
 import { deleteRefusal } from "../db/errors.ts";
-import type { Page } from "../db/pagination.ts";
+import type { Listed, Page } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
 import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { noContent } from "./json.ts";
-import { conditionalUpdate, listResponse, locationOf, type Pagination, representation, written } from "./respond.ts";
+import { conditionalUpdate, listResponse, locationOf, pageFor, representation, written } from "./respond.ts";
 import type { ProblemKind } from "./problem.ts";
 import { idParams, listOf } from "./schemas.ts";
 import { tenantEndpoint } from "./session-endpoints.ts";
@@ -57,15 +57,15 @@ export function resourceEndpoints(scope: RequestScope, { tag, collection, name, 
 
     list<Q extends z.ZodObject>(
       doc: RouteDoc & { query: Q },
-      list: (db: Reads, filter: z.output<Q>, page: Page) => Promise<{ data: unknown[]; pagination: Pagination }>,
+      list: (db: Reads, filter: z.output<Q>, page: Page) => Promise<Listed<unknown>>,
     ): Endpoint {
       return tenantEndpoint(scope, {
-        method: "GET", path, operationId: `list${name.many}`, tag, ...doc,
+        method: "GET", path, operationId: `list${name.many}`, tag, countable: true, ...doc,
         success: [{ status: 200, description: `A page of ${noun.many}.`, schema: listOf(schema) }],
-      }, async ({ db, query }) => {
+      }, async ({ db, query, request, tenantId }) => {
         const filter = query as z.output<Q>;
-        const { data, pagination } = await list(db, filter, filter as Page);
-        return listResponse(data, pagination);
+        const page = pageFor(request, filter as Page, { reader: "member", tenantId });
+        return listResponse(page, await list(db, filter, page));
       });
     },
 

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import type { Listed, Page, Scope } from "../db/pagination.ts";
 import { json, jsonText } from "./json.ts";
+import { countPreference, preferences } from "./prefer.ts";
 import { HttpError } from "./problem.ts";
 
 // A strong validator of the representation itself: any change to what a client
@@ -21,8 +23,7 @@ export function representation(resource: unknown, status = 200, headers: Record<
 // RFC 7240: writes answer without a body unless the client asks for one, as PostgREST does.
 // Other preferences, and other values of return, are ignored, as RFC 7240 requires.
 export function wantsRepresentation(request: Request): boolean {
-  const prefer = request.headers.get("prefer") ?? "";
-  return prefer.split(/[,;]/).some((token) => token.trim().toLowerCase() === "return=representation");
+  return preferences(request).get("return") === "representation";
 }
 
 // The status says whether a body follows, as OData's rule for Prefer does: without one a
@@ -61,10 +62,21 @@ function assertIfMatch(request: Request, current: unknown): void {
   }
 }
 
-export type Pagination = { limit: number; offset: number; total: number };
+// `total` is null under Prefer: count=none; `hasMore` says whether a page follows this one.
+export type Pagination = { limit: number; offset: number; total: number | null; hasMore: boolean };
 
-export function listResponse<T>(data: T[], pagination: Pagination): Response {
-  return json(200, { data, pagination });
+// The page a list request asks for: its limit and offset (from its query), the count it
+// prefers (Prefer: count=..., none stated is exact) and the scope an estimate is made in.
+export function pageFor(request: Request, query: { limit: number; offset: number }, scope?: Scope): Page {
+  const count = countPreference(request);
+  return { limit: query.limit, offset: query.offset, ...(count ? { count } : {}), ...(scope ? { scope } : {}) };
+}
+
+// A page of a list. Preference-Applied names the count the request preferred when the
+// list counted that way (RFC 7240); a list that counted otherwise (exactly) says nothing.
+export function listResponse<T>(page: Page, { data, pagination, counted }: Listed<T>): Response {
+  const applied: Record<string, string> = page.count === counted ? { "preference-applied": `count=${counted}` } : {};
+  return json(200, { data, pagination }, applied);
 }
 
 // A Location the client resolves against the URL it called, so it holds behind any

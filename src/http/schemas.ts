@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ESTIMATED_EXACT_UP_TO } from "../db/pagination.ts";
 
 // Shapes many resources share, named once so the OpenAPI document names them once.
 export const id = z.uuid();
@@ -105,10 +106,20 @@ export const problem = z.object({
   }),
 }).meta({ id: "Problem", description: "An RFC 9457 problem document; `type` names the kind of problem." });
 
+// What `total` is follows the request's Prefer: count=... (src/db/pagination.ts).
 export const pagination = z.object({
   limit: z.number().int(),
   offset: z.number().int(),
-  total: z.number().int(),
+  total: z.number().int().min(0).nullable().meta({
+    description: "How many items the list holds with these filters, counted as the request's `Prefer: count=` asks " +
+      "(`Preference-Applied` names the count that was honoured): every one by default and under `count=exact`; the " +
+      "query planner's estimate under `count=planned`; under `count=estimated`, exact up to " +
+      `${ESTIMATED_EXACT_UP_TO.toLocaleString("en")} and the planner's estimate (never below ` +
+      `${(ESTIMATED_EXACT_UP_TO + 1).toLocaleString("en")}) above; null under \`count=none\`.`,
+  }),
+  hasMore: z.boolean().meta({
+    description: "Whether more items follow this page: exact under every count, whatever `total` is.",
+  }),
 }).meta({ id: "Pagination" });
 
 export function listOf<T extends z.ZodType>(item: T) {

@@ -17,7 +17,7 @@ export function listInboxMessages(db: Reads, filter: z.output<typeof listInboxQu
     .orderBy("created_at", "desc").orderBy("id", "desc");
   if (filter.unread !== undefined) query = query.where("read_at", filter.unread ? "is" : "is not", null);
   if (filter.templateKey) query = query.where("template_key", "in", filter.templateKey);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 // Answered from the partial index of unread messages (inbox_messages_tenant_user_unread_idx).

@@ -1,6 +1,6 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
-import { listResponse, representation, written } from "../http/respond.ts";
+import { listResponse, pageFor, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
@@ -41,12 +41,12 @@ export function notificationEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/notifications/preferences", operationId: "listNotificationPreferences", tag,
-      access: "member", query: listPreferencesQuery,
+      access: "member", query: listPreferencesQuery, countable: true,
       summary: "Every stored preference of the tenant, by template and channel. A pair without one is enabled.",
       success: [{ status: 200, description: "The stored preferences.", schema: listOf(notificationPreference) }],
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listPreferences(db, query);
-      return listResponse(data, pagination);
+    }, async ({ db, query, request, tenantId }) => {
+      const page = pageFor(request, query, { reader: "member", tenantId });
+      return listResponse(page, await listPreferences(db, page));
     }),
 
     tenantEndpoint(scope, {

@@ -24,7 +24,7 @@ export function listNotifications(db: Reads, filter: z.output<typeof listNotific
   if (filter.templateKey) query = query.where("template_key", "in", filter.templateKey);
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
   if (filter.deliveryState) query = query.where("delivery_state", "in", filter.deliveryState);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 // The notification with its newest events, newest first: two statements, sent together.
@@ -43,7 +43,7 @@ export async function findNotificationWithEvents(db: Reads, id: string) {
 export function listPreferences(db: Reads, page: Page) {
   const query = db.selectFrom("notification_preferences").select(preferenceColumns)
     .orderBy("template_key").orderBy("channel");
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 // One row per (templateKey, channel) in the tenant: created when the pair has none, else updated.

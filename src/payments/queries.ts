@@ -27,7 +27,7 @@ export function listPayments(db: Reads, filter: z.output<typeof listPaymentsQuer
   let query = db.selectFrom("payments").select(paymentColumns).orderBy("received_at", "desc").orderBy("id");
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
   if (filter.source) query = query.where("source", "in", filter.source);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findPayment(db: Reads, id: string) {
@@ -69,7 +69,7 @@ export function listPaymentLinks(db: Reads, filter: z.output<typeof listPaymentL
   let query = db.selectFrom("payment_links").select(linkColumns).orderBy("created_at", "desc").orderBy("id");
   if (filter.reservationId) query = query.where("reservation_id", "=", filter.reservationId);
   if (filter.status) query = query.where("status", "in", filter.status);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findPaymentLink(db: Reads, id: string) {

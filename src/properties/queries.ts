@@ -15,7 +15,7 @@ const columns = camelSelection([
 export function listProperties(db: Reads, filter: z.output<typeof listPropertiesQuery>, page: Page) {
   let query = db.selectFrom("properties").select(columns).orderBy("name").orderBy("id");
   if (filter.status) query = query.where("status", "=", filter.status);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findProperty(db: Reads, id: string) {

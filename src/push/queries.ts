@@ -26,7 +26,7 @@ export type PushSubscriptionRow = {
 export function listPushSubscriptions(db: Reads, _filter: unknown, page: Page) {
   const query = db.selectFrom("push_subscriptions").select(subscriptionColumns)
     .orderBy("created_at", "desc").orderBy("id", "desc");
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findPushSubscription(db: Reads, id: string) {

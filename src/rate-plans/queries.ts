@@ -16,7 +16,7 @@ export function listRatePlans(db: Reads, filter: z.output<typeof listRatePlansQu
   let query = db.selectFrom("rate_plans").select(columns).orderBy("property_id").orderBy("code").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.active !== undefined) query = query.where("active", "=", filter.active);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findRatePlan(db: Reads, id: string) {

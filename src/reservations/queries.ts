@@ -34,11 +34,14 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   // The stays that meet the dates are found by their stay's GiST index, which RLS keeps
   // the list's own conditions from using (supabase/migrations/20261129000100_large_tenant_lists.sql);
   // the list reads them by id, under RLS, and the two conditions above still decide.
+  // A missing date is written as null, not sent as one: through a pooler a null parameter
+  // would cost the statement its values written in (src/db/client-side-binding.ts).
   if (filter.from || filter.to) {
+    const date = (value: string | undefined) => value ? sql`${value}::date` : sql`null::date`;
     query = query.where(sql<boolean>`reservations.id = any(array(
-      select private.reservation_ids_during(${filter.from ?? null}::date, ${filter.to ?? null}::date)))`);
+      select private.reservation_ids_during(${date(filter.from)}, ${date(filter.to)})))`);
   }
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" });
 }
 
 // The API's most frequent read, and the same under lock for a conditional update.

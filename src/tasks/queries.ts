@@ -20,7 +20,7 @@ export function listTasks(db: Reads, filter: z.output<typeof listTasksQuery>, pa
   if (filter.assigneeId) query = query.where("assignee_id", "=", filter.assigneeId);
   if (filter.dueBefore) query = query.where("due_at", "<", filter.dueBefore);
   if (filter.dueAfter) query = query.where("due_at", ">=", filter.dueAfter);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findTask(db: Reads, id: string) {

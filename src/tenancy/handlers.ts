@@ -2,7 +2,7 @@ import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { noContent } from "../http/json.ts";
 import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
-import { conditionalUpdate, listResponse, locationOf, representation, written } from "../http/respond.ts";
+import { conditionalUpdate, listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
 import { listOf } from "../http/schemas.ts";
 import { sessionEndpoint, tenantEndpoint } from "../http/session-endpoints.ts";
 import {
@@ -36,12 +36,12 @@ const tag = "Tenants";
 export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
   return [
     sessionEndpoint(scope, {
-      method: "GET", path: "/v1/tenants", operationId: "listMyTenants", tag,
+      method: "GET", path: "/v1/tenants", operationId: "listMyTenants", tag, countable: true,
       summary: "The tenants the signed-in user belongs to, with their role.", query: pageOnly,
       success: [{ status: 200, description: "A page of tenants.", schema: listOf(myTenant) }],
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listMyTenants(db, query);
-      return listResponse(data, pagination);
+    }, async ({ db, query, request }) => {
+      const page = pageFor(request, query);
+      return listResponse(page, await listMyTenants(db, page));
     }),
 
     sessionEndpoint(scope, {
@@ -90,12 +90,12 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/tenants/{tenantId}/members", operationId: "listMembers", tag, access: "member",
-      tenantFrom: "path", summary: "The tenant's members, by email.", params: tenantParams, resource: "tenant", query: pageOnly,
+      tenantFrom: "path", countable: true, summary: "The tenant's members, by email.", params: tenantParams, resource: "tenant", query: pageOnly,
       success: [{ status: 200, description: "A page of members.", schema: listOf(member) }],
       resourceAt: { path: "/v1/tenants/{tenantId}/members/{userId}", idField: "userId" },
-    }, async ({ db, query }) => {
-      const { data, pagination } = await listMembers(db, query);
-      return listResponse(data, pagination);
+    }, async ({ db, query, request }) => {
+      const page = pageFor(request, query);
+      return listResponse(page, await listMembers(db, page));
     }),
 
     tenantEndpoint(scope, {

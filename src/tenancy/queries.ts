@@ -1,9 +1,9 @@
-import { sql, type Transaction } from "kysely";
+import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
-import { type Page, pageWithTotal } from "../db/pagination.ts";
+import { type Listed, type Page, pageAhead, pageWithTotal } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
 import type { TenantRole } from "./request-scope.ts";
 import type { updateTenantBody } from "./schema.ts";
@@ -12,19 +12,28 @@ const columns = camelSelection(["id", "name", "sender_email", "sender_name", "pa
 
 type MyTenant = { tenantId: string; name: string; role: TenantRole };
 
-// The set-returning functions page as `paginate` does tables; this is their count for a page past the end.
-async function countOf(db: Reads, source: "list_my_tenants" | "list_tenant_members"): Promise<number> {
-  const { rows: [row] } = await sql<{ n: number }>`select count(*) as n from public.${sql.raw(source)}()`.execute(db);
-  return row?.n ?? 0;
+// The set-returning functions page as `paginate` does tables, counting exactly or not at
+// all: the planner knows nothing of how many rows a function returns (it assumes 1,000), and
+// a person's tenants or a tenant's members are few enough to count. So count=planned and
+// count=estimated are answered as exact ones.
+async function pageOfFunction<T>(db: Reads, source: "list_my_tenants" | "list_tenant_members", columns: RawBuilder<unknown>, order: RawBuilder<unknown>, page: Page): Promise<Listed<T>> {
+  const from = sql`from public.${sql.raw(source)}()`;
+  if (page.count === "none") {
+    const { rows } = await sql<T>`select ${columns} ${from} order by ${order} limit ${page.limit + 1} offset ${page.offset}`.execute(db);
+    return pageAhead(rows, page, null, "none");
+  }
+  const { rows } = await sql<T & { __total: number }>`
+    select ${columns}, count(*) over () as __total ${from} order by ${order} limit ${page.limit} offset ${page.offset}`.execute(db);
+  return pageWithTotal(rows, page, async () => {
+    const { rows: [row] } = await sql<{ n: number }>`select count(*) as n ${from}`.execute(db);
+    return row?.n ?? 0;
+  });
 }
 
 const myTenantColumns = sql`tenant_id as "tenantId", name, role`;
 
-export async function listMyTenants(db: Reads, page: Page) {
-  const { rows } = await sql<MyTenant & { __total: number }>`
-    select ${myTenantColumns}, count(*) over () as __total
-    from public.list_my_tenants() order by name, tenant_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  return pageWithTotal(rows, page, () => countOf(db, "list_my_tenants"));
+export function listMyTenants(db: Reads, page: Page) {
+  return pageOfFunction<MyTenant>(db, "list_my_tenants", myTenantColumns, sql`name, tenant_id`, page);
 }
 
 // Every membership at once, in the order the paged list uses.
@@ -65,11 +74,8 @@ type MemberRow = { userId: string; email: string; fullName: string | null; role:
 
 const memberColumns = sql`user_id as "userId", email, full_name as "fullName", role, created_at as "createdAt", updated_at as "updatedAt"`;
 
-export async function listMembers(db: Reads, page: Page) {
-  const { rows } = await sql<MemberRow & { __total: number }>`
-    select ${memberColumns}, count(*) over () as __total
-    from public.list_tenant_members() order by email, user_id limit ${page.limit} offset ${page.offset}`.execute(db);
-  return pageWithTotal(rows, page, () => countOf(db, "list_tenant_members"));
+export function listMembers(db: Reads, page: Page) {
+  return pageOfFunction<MemberRow>(db, "list_tenant_members", memberColumns, sql`email, user_id`, page);
 }
 
 export async function findMember(db: Reads, userId: string): Promise<MemberRow | undefined> {

@@ -15,7 +15,7 @@ export function listUnits(db: Reads, filter: z.output<typeof listUnitsQuery>, pa
   let query = db.selectFrom("units").select(columns).orderBy("property_id").orderBy("name").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.status) query = query.where("status", "in", filter.status);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findUnit(db: Reads, id: string) {

@@ -2,7 +2,7 @@ import type { Endpoint } from "../http/endpoint.ts";
 import { json, jsonText } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
-import { conditionalUpdate, listResponse, locationOf, representation } from "../http/respond.ts";
+import { conditionalUpdate, listResponse, locationOf, pageFor, representation } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../tenancy/request-scope.ts";
@@ -157,13 +157,13 @@ export function webhookSubscriptionEndpoints(scope: RequestScope, settings: Webh
 
     tenantEndpoint(scope, {
       method: "GET", path: "/v1/webhook-subscriptions/{id}/deliveries", operationId: "listWebhookDeliveries", tag,
-      access: "manager", params: idParams, resource, query: listWebhookDeliveriesQuery,
+      access: "manager", params: idParams, resource, query: listWebhookDeliveriesQuery, countable: true,
       summary: "A subscription's deliveries, newest first.",
       success: [{ status: 200, description: "A page of deliveries.", schema: listOf(webhookDelivery) }],
-    }, async ({ db, params, query, missing }) => {
+    }, async ({ db, params, query, request, tenantId, missing }) => {
       if (await findWebhookSubscription(db, params.id) === undefined) throw missing();
-      const { data, pagination } = await listWebhookDeliveries(db, params.id, query, query);
-      return listResponse(data, pagination);
+      const page = pageFor(request, query, { reader: "member", tenantId });
+      return listResponse(page, await listWebhookDeliveries(db, params.id, query, page));
     }),
 
     tenantEndpoint(scope, {

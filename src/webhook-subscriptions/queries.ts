@@ -22,7 +22,7 @@ const subscriptionColumns = camelSelection([
 export function listWebhookSubscriptions(db: Reads, filter: z.output<typeof listWebhookSubscriptionsQuery>, page: Page) {
   let query = db.selectFrom("webhook_subscriptions").select(subscriptionColumns).orderBy("created_at", "desc").orderBy("id");
   if (filter.enabled !== undefined) query = query.where("enabled", "=", filter.enabled);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["tenant_id"] });
 }
 
 export function findWebhookSubscription(db: Reads, id: string) {
@@ -95,7 +95,7 @@ export function listWebhookDeliveries(
     .orderBy("webhook_deliveries.created_at", "desc").orderBy("webhook_deliveries.id");
   if (filter.status) query = query.where("webhook_deliveries.status", "in", filter.status);
   if (filter.eventType) query = query.where("webhook_events.type", "in", filter.eventType);
-  return paginate(query, page);
+  return paginate(query, page, { tenant: ["webhook_deliveries.tenant_id", "webhook_events.tenant_id"] });
 }
 
 // One delivery with the body it posts and every attempt.

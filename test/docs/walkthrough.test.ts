@@ -2,7 +2,7 @@
 // the local stack, so the documents cannot drift from the API: the README's first
 // walk-through signs up, sets up a stay, checks it in, runs the notifications worker as the
 // schedule does and sees the welcome email delivered; docs/api.md's integration
-// walk-through continues it in the same shell. No line is replaced: the API's address is
+// walk-through and its lists' counts continue it in the same shell. No line is replaced: the API's address is
 // the README's default unless API is set in the environment (a stack on another
 // PMS_PORT_BASE), which the first line allows for, and the walk-through reads the stack's
 // keys and capture URL from `npm run stack:status` itself, from the checkout.
@@ -15,8 +15,9 @@ import { stack } from "../support/stack.ts";
 const root = new URL("../../", import.meta.url);
 
 const walkThrough = () => docBlock("README.md#A first walk-through: from sign-up to a delivered notification");
-// It continues the first one, with its variables.
+// They continue the first one, with its variables.
 const integrationWalkThrough = () => docBlock("docs/api.md#An integration's walk-through with curl");
+const countsWalkThrough = () => docBlock("docs/api.md#Lists: pages and counts");
 
 const DEFAULT_API = "http://127.0.0.1:54321/functions/v1/api/v1";
 const SIGN_UP_EMAIL = /^EMAIL=owner-\$RANDOM\$RANDOM@example\.com/m;
@@ -108,4 +109,13 @@ Deno.test("docs/api.md's integration walk-through: a key, the property's stay, a
       join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${ownerId}`;
     assert.deepEqual(payments.map((row) => ({ ...row })), [{ external_reference: "acme-1001", source: "external" }], "one payment");
   }).finally(() => sql.end());
+});
+
+Deno.test("docs/api.md's lists: no count, the count applied, and an estimate that is what the last page shows", async () => {
+  const script = `${await walkThrough()}\n${await countsWalkThrough()}`;
+  await run(script, async (lines) => {
+    assert.equal(lines.length, 10, lines.join("\n"));
+    checkFirstWalkThrough(lines.slice(0, 7));
+    assert.deepEqual(lines.slice(7), ['{"limit":1,"offset":0,"total":null,"hasMore":false}', "preference-applied: count=estimated", "1"]);
+  });
 });

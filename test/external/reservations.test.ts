@@ -26,14 +26,14 @@ Deno.test("the list holds the key's property's reservations only; filters by sta
 
     const all = await list();
     assert.deepEqual(all.data.map((row) => row.id), [stay.reservation.id, later.id, cancelled.id], "by check-in");
-    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 3 });
+    assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 3, hasMore: false });
     assert.ok(all.data.every((row) => row.propertyId === stay.property.id));
 
     assert.deepEqual((await list("?status=pending,confirmed")).data.map((row) => row.id), [stay.reservation.id, later.id]);
     assert.deepEqual((await list("?from=2027-05-05&to=2027-05-15")).data.map((row) => row.id), [later.id]);
     const second = await list("?limit=1&offset=1");
     assert.deepEqual(second.data.map((row) => row.id), [later.id]);
-    assert.deepEqual(second.pagination, { limit: 1, offset: 1, total: 3 });
+    assert.deepEqual(second.pagination, { limit: 1, offset: 1, total: 3, hasMore: true });
 
     // A change moves a reservation to the end of an updatedSince sync.
     const since = new Date().toISOString();

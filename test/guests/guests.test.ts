@@ -237,12 +237,12 @@ Deno.test("GET /v1/guests?q=: part of a first name, last name or email in any ca
     assert.deepEqual(ids(await search("_")), [silva.id]);
     assert.deepEqual(ids(await search("\\")), [lee.id]);
     assert.deepEqual(ids(await search("a_s")), [silva.id]);
-    assert.deepEqual(await search("%%"), { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
-    assert.deepEqual(await search("r_i"), { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+    assert.deepEqual(await search("%%"), { data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false } });
+    assert.deepEqual(await search("r_i"), { data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false } });
 
     const paged = await list(t.ownerClient, "?q=mail.example&limit=2&offset=1");
     assert.deepEqual(ids(paged), [anaya.id, lee.id], "after 100% Costa, by last name");
-    assert.deepEqual(paged.pagination, { limit: 2, offset: 1, total: 4 });
+    assert.deepEqual(paged.pagination, { limit: 2, offset: 1, total: 4, hasMore: true });
   }));
 
 Deno.test("GET /v1/guests?email=: the whole address in any case, alone or with q", () =>
@@ -257,7 +257,7 @@ Deno.test("GET /v1/guests?email=: the whole address in any case, alone or with q
     assert.deepEqual(found.data, [zoe]);
     assert.equal(found.pagination.total, 1);
     assert.deepEqual(ids(await byEmail("Ana@MAIL.example")), [ana.id]);
-    assert.deepEqual(await byEmail("na@mail.example"), { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+    assert.deepEqual(await byEmail("na@mail.example"), { data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false } });
     assert.deepEqual(ids(await byEmail("ana@mail.example", "&q=silva")), [ana.id]);
     assert.deepEqual(ids(await byEmail("ana@mail.example", "&q=xavier")), []);
   }));

@@ -15,7 +15,7 @@ type Operation = {
   operationId: string;
   parameters?: { $ref?: string; name?: string; in?: string }[];
   requestBody?: unknown;
-  responses: Record<string, { content?: Record<string, { schema?: ResponseSchema }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: ResponseSchema }>; headers?: Record<string, unknown> }>;
   security: Record<string, string[]>[];
   "x-access": string;
 };
@@ -145,4 +145,17 @@ Deno.test("every problem type is in the document with its status; each operation
   assert.ok(conflicts("/v1/reservations", "post").includes("urn:pms:problem:unit-already-booked"));
   assert.ok(conflicts("/v1/units/{id}", "delete").includes("urn:pms:problem:still-referenced"));
   assert.ok(conflicts("/v1/external/reservations/{id}/payments", "post").includes("urn:pms:problem:idempotency-key-reused"));
+});
+
+Deno.test("every list takes Prefer: count= and its page documents Preference-Applied; nothing else does", async () => {
+  let lists = 0;
+  await eachOperation((where, _template, operation) => {
+    const page = operation.responses["200"];
+    const schema = page?.content?.["application/json"]?.schema as { properties?: Record<string, { $ref?: string }> } | undefined;
+    const isList = schema?.properties?.pagination?.$ref === "#/components/schemas/Pagination";
+    if (isList) lists++;
+    assert.equal(has(operation, "#/components/parameters/PreferCount"), isList, `${where}: Prefer: count=`);
+    assert.equal(page?.headers?.["Preference-Applied"] !== undefined, isList, `${where}: Preference-Applied`);
+  });
+  assert.ok(lists >= 19, `${lists} lists`);
 });

@@ -4,6 +4,7 @@
 // Reads (see queriesAsTyped).
 import assert from "node:assert/strict";
 import { z } from "zod";
+import { type CountMode, type Page, pageOnly } from "../../src/db/pagination.ts";
 import type { Reads } from "../../src/db/reads.ts";
 import { resourceEndpoints } from "../../src/http/resource-endpoints.ts";
 import type { RequestScope } from "../../src/tenancy/request-scope.ts";
@@ -23,7 +24,8 @@ function queriesAsTyped(scope: RequestScope) {
     things.list({ access: "member", summary: "List.", query: z.object({}) }, async (db) => {
       // @ts-expect-error a list reads: no deleteFrom
       db.deleteFrom("properties");
-      return { data: await db.selectFrom("properties").select("id").execute(), pagination: { limit: 1, offset: 0, total: 0 } };
+      const data = await db.selectFrom("properties").select("id").execute();
+      return { data, pagination: { limit: 1, offset: 0, total: 0, hasMore: false }, counted: "exact" };
     }),
     things.get({ access: "member", summary: "Read." }, (db, id) => {
       // @ts-expect-error a read reads: no updateTable
@@ -37,13 +39,14 @@ function queriesAsTyped(scope: RequestScope) {
   ];
 }
 
-function request(method: string, body?: unknown): Request {
+function request(method: string, body?: unknown, headers: Record<string, string> = {}): Request {
   return new Request("http://function/api/v1/things/00000000-0000-4000-8000-000000000001", {
     method,
     headers: {
       authorization: "Bearer token",
       "x-tenant-id": crypto.randomUUID(),
       ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -58,7 +61,7 @@ Deno.test("the list and the read run in scope.read with Reads; create, update an
   const endpoints = {
     list: things.list({ access: "member", summary: "List.", query: z.object({}) }, (db) => {
       saw("list", db);
-      return Promise.resolve({ data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+      return Promise.resolve({ data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false }, counted: "exact" });
     }),
     get: things.get({ access: "member", summary: "Read." }, (db) => {
       saw("get", db);
@@ -99,4 +102,29 @@ Deno.test("the list and the read run in scope.read with Reads; create, update an
   conditional.headers.set("if-match", '"stale"');
   await assert.rejects(async () => await endpoints.update.handle(conditional, params), (error: { status?: number }) => error.status === 412);
   assert.deepEqual(seen.lock, ["run"], "the lock is taken in the write's transaction");
+});
+
+Deno.test("the list gets its page with the count the request prefers and the tenant to estimate in; Preference-Applied names the count it honoured", async () => {
+  const pages: Page[] = [];
+  const things = resourceEndpoints(recordingScope(), resource);
+  const list = things.list({ access: "member", summary: "List.", query: pageOnly }, (_db, _filter, page) => {
+    pages.push(page);
+    // This list counts exactly whatever it is asked, as the tenant lists do for planned.
+    const counted: CountMode = page.count === "none" ? "none" : "exact";
+    return Promise.resolve({ data: [], pagination: { limit: page.limit, offset: page.offset, total: 0, hasMore: false }, counted });
+  });
+  const asked = async (prefer?: string) => {
+    const sent = request("GET", undefined, prefer === undefined ? {} : { prefer });
+    const response = await list.handle(new Request(`${sent.url}?limit=5&offset=10`, sent), {});
+    assert.equal(response.status, 200);
+    const page = pages.at(-1)!;
+    assert.deepEqual(page.scope, { reader: "member", tenantId: sent.headers.get("x-tenant-id") }, "the tenant the request names");
+    assert.deepEqual([page.limit, page.offset], [5, 10]);
+    return { count: page.count, applied: response.headers.get("preference-applied") };
+  };
+  assert.deepEqual(await asked(), { count: undefined, applied: null }, "no preference: exact, unannounced");
+  assert.deepEqual(await asked("count=exact"), { count: "exact", applied: "count=exact" });
+  assert.deepEqual(await asked("return=representation, count=none"), { count: "none", applied: "count=none" });
+  assert.deepEqual(await asked("count=planned"), { count: "planned", applied: null }, "counted otherwise: not announced");
+  assert.deepEqual(await asked("count=some"), { count: undefined, applied: null }, "an unknown count is ignored");
 });

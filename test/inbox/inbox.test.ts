@@ -42,7 +42,7 @@ Deno.test("GET /v1/inbox: the caller's messages newest first (ties by id), in th
     const t = await tenant("inbox-list");
     const staff = await memberOf(t, "staff");
     const api = client(staff, t.tenantId);
-    assert.deepEqual(await listInbox(api), { data: [], pagination: { limit: 20, offset: 0, total: 0 } }, "an empty inbox");
+    assert.deepEqual(await listInbox(api), { data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false } }, "an empty inbox");
 
     const oldest = await deliverToInbox(sql, t.tenantId, staff.id, { minutesAgo: 30, read: true, url: null });
     const failed = await deliverToInbox(sql, t.tenantId, staff.id, {
@@ -70,7 +70,7 @@ Deno.test("GET /v1/inbox: the caller's messages newest first (ties by id), in th
     assert.equal(byId.get(newest.id)!.url, "/reservations/42");
     assert.equal(byId.get(oldest.id)!.url, null);
     assert.ok(byId.get(oldest.id)!.readAt! > byId.get(oldest.id)!.createdAt, "the read one has its readAt");
-    assert.deepEqual((await listInbox(api, "?limit=100")).pagination, { limit: 100, offset: 0, total: 5 });
+    assert.deepEqual((await listInbox(api, "?limit=100")).pagination, { limit: 100, offset: 0, total: 5, hasMore: false });
   }));
 
 Deno.test("GET /v1/inbox: filters by unread (true or false) and templateKey (one or several, comma-separated)", () =>
@@ -94,10 +94,10 @@ Deno.test("GET /v1/inbox: filters by unread (true or false) and templateKey (one
     for (const [query, expected] of cases) {
       const page = await listInbox(t.ownerClient, query);
       assert.deepEqual(ids(page.data), ids(expected), query);
-      assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: expected.length }, query);
+      assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: expected.length, hasMore: false }, query);
     }
     const paged = await listInbox(t.ownerClient, "?unread=true&limit=1&offset=1");
-    assert.deepEqual(paged, { data: paged.data, pagination: { limit: 1, offset: 1, total: 2 } });
+    assert.deepEqual(paged, { data: paged.data, pagination: { limit: 1, offset: 1, total: 2, hasMore: false } });
     assert.deepEqual(ids(paged.data), [unreadAlert.id]);
   }));
 

@@ -166,7 +166,7 @@ Deno.test("check-in through the API: a pending checkin_reminder, then one welcom
     const since = Date.now();
     await stepReservation(api, stay.reservation.id, "check-in");
     const page = await listNotifications(api);
-    assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: 1 });
+    assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: 1, hasMore: false });
     const pending = page.data[0]!;
     expectPending(pending, t.tenantId, stay, "checkin_reminder", null, since);
     assert.deepEqual(await readNotification(api, pending.id), { ...pending, events: [] });

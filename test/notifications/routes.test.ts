@@ -80,7 +80,7 @@ Deno.test("GET /v1/notifications: the tenant's notifications newest first, in th
     }
     assert.deepEqual(all.data.map((n) => n.tenantId), Array(4).fill(t.tenantId));
     const max = await listNotifications(staff, "?limit=100");
-    assert.deepEqual(max.pagination, { limit: 100, offset: 0, total: 4 });
+    assert.deepEqual(max.pagination, { limit: 100, offset: 0, total: 4, hasMore: false });
   }));
 
 Deno.test("GET /v1/notifications: filters by status, templateKey (one or several, comma-separated), reservationId and deliveryState", () =>
@@ -108,11 +108,11 @@ Deno.test("GET /v1/notifications: filters by status, templateKey (one or several
     for (const [query, expected] of cases) {
       const page = await listNotifications(t.ownerClient, query);
       assert.deepEqual(ids(page.data), ids(expected), query);
-      assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: expected.length }, query);
+      assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: expected.length, hasMore: false }, query);
     }
     const paged = await listNotifications(t.ownerClient, "?status=pending,sent&limit=1&offset=1");
     assert.deepEqual(ids(paged.data), [checkout.id]);
-    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3 });
+    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3, hasMore: true });
   }));
 
 Deno.test("GET /v1/notifications: 400 for a bad filter or page, a notification's template key only, an unknown parameter", () =>
@@ -160,7 +160,7 @@ Deno.test("GET /v1/notifications/{id}: 200 with an ETag; another tenant's, an un
 
     // Tenant B sees none of A's: a caller sees only its own tenant's notifications.
     const inB = await listNotifications(b.ownerClient);
-    assert.deepEqual(inB, { data: [], pagination: { limit: 20, offset: 0, total: 0 } });
+    assert.deepEqual(inB, { data: [], pagination: { limit: 20, offset: 0, total: 0, hasMore: false } });
     assert.equal((await listNotifications(b.ownerClient, `?reservationId=${four.stayed.reservation.id}`)).pagination.total, 0);
     const other = await expectProblem("GET", NOTIFICATION, await b.ownerClient.get(`/notifications/${four.checkin.id}`), 404, "not-found");
     const unknown = await expectProblem("GET", NOTIFICATION, await b.ownerClient.get(`/notifications/${UNKNOWN_ID}`), 404, "not-found");
@@ -199,7 +199,7 @@ Deno.test("GET /v1/notifications/preferences: none stored at first; then every s
   withFixture(async ({ tenant }) => {
     const t = await tenant("preferences-list");
     const api = t.ownerClient;
-    assert.deepEqual(await listPreferences(api), { data: [], pagination: { limit: 100, offset: 0, total: 0 } });
+    assert.deepEqual(await listPreferences(api), { data: [], pagination: { limit: 100, offset: 0, total: 0, hasMore: false } });
 
     const stored: Preference[] = [];
     const pairs: Schemas["NotificationPreferenceSet"][] = [
@@ -217,11 +217,11 @@ Deno.test("GET /v1/notifications/preferences: none stored at first; then every s
     const byKey = (p: Preference) => `${p.templateKey}/${p.channel}`;
     const expected = [...stored].sort((x, y) => byKey(x) < byKey(y) ? -1 : 1);
     const all = await listPreferences(api);
-    assert.deepEqual(all, { data: expected, pagination: { limit: 100, offset: 0, total: 5 } });
+    assert.deepEqual(all, { data: expected, pagination: { limit: 100, offset: 0, total: 5, hasMore: false } });
     assert.deepEqual(all.data.map(byKey),
       ["check_in_alerts/push", "checkin_reminder/email", "checkin_reminder/sms", "marketing_emails/email", "nightly_summary/in_app"]);
     const page = await listPreferences(api, "?limit=2&offset=2");
-    assert.deepEqual(page, { data: expected.slice(2, 4), pagination: { limit: 2, offset: 2, total: 5 } });
+    assert.deepEqual(page, { data: expected.slice(2, 4), pagination: { limit: 2, offset: 2, total: 5, hasMore: true } });
     const bad: [string, string][] = [["limit=0", "limit"], ["limit=101", "limit"], ["offset=-1", "offset"], ["channel=email", "channel"]];
     for (const [query, field] of bad) {
       await expectInvalid("GET", PREFERENCES, await api.get(`${PREFERENCE_PATH}?${query}`), field, query);
@@ -287,7 +287,7 @@ Deno.test("PATCH /v1/notifications/preferences: 400 for a channel, template key 
     for (const [body, field] of cases) {
       await expectInvalid("PATCH", PREFERENCES, await api.patch(PREFERENCE_PATH, body), field, JSON.stringify(body));
     }
-    assert.deepEqual(await listPreferences(api), { data: [saved], pagination: { limit: 100, offset: 0, total: 1 } }, "nothing changed");
+    assert.deepEqual(await listPreferences(api), { data: [saved], pagination: { limit: 100, offset: 0, total: 1, hasMore: false } }, "nothing changed");
   }));
 
 Deno.test("preferences: a staff member reads them (200) but may not change them (403); nothing changed", () =>
@@ -297,14 +297,14 @@ Deno.test("preferences: a staff member reads them (200) but may not change them 
     const staff = client(await memberOf(t, "staff"), t.tenantId);
     const admin = client(await memberOf(t, "admin"), t.tenantId);
 
-    assert.deepEqual(await listPreferences(staff), { data: [saved], pagination: { limit: 100, offset: 0, total: 1 } });
+    assert.deepEqual(await listPreferences(staff), { data: [saved], pagination: { limit: 100, offset: 0, total: 1, hasMore: false } });
     for (const body of [
       { templateKey: "checkout_summary", channel: "email", enabled: true },
       { templateKey: "checkin_reminder", channel: "sms", enabled: false },
     ]) {
       await expectProblem("PATCH", PREFERENCES, await staff.patch(PREFERENCE_PATH, body), 403, "forbidden");
     }
-    assert.deepEqual(await listPreferences(t.ownerClient), { data: [saved], pagination: { limit: 100, offset: 0, total: 1 } },
+    assert.deepEqual(await listPreferences(t.ownerClient), { data: [saved], pagination: { limit: 100, offset: 0, total: 1, hasMore: false } },
       "nothing changed");
 
     // An admin is a manager: allowed.

@@ -306,7 +306,7 @@ Deno.test("GET /v1/payment-links: the tenant's links newest first, paged, filter
     assert.deepEqual(both.data.map((l) => l.id), [l4.id, l1.id]);
     assert.deepEqual(await listLinks(api, `?reservationId=${elsewhere.id}`), {
       data: [],
-      pagination: { limit: 20, offset: 0, total: 0 },
+      pagination: { limit: 20, offset: 0, total: 0, hasMore: false },
     });
   }));
 

@@ -300,7 +300,7 @@ Deno.test("GET /v1/payments: the tenant's payments newest first, paged, filtered
     assert.equal(both.pagination.total, 1);
     assert.deepEqual(await listPayments(api, `?reservationId=${elsewhere.id}`), {
       data: [],
-      pagination: { limit: 20, offset: 0, total: 0 },
+      pagination: { limit: 20, offset: 0, total: 0, hasMore: false },
     });
 
     // The amounts reached the reservations: manual, link and external alike.

@@ -267,7 +267,7 @@ Deno.test("GET /v1/rate-plans: filters by propertyId and active=true/false", () 
 
     const paged = await listPlans(t.ownerClient, "?active=true&limit=1&offset=1");
     assert.deepEqual(paged.data.map((p) => p.id), inListOrder([on1, on2]).slice(1));
-    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 2 });
+    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 2, hasMore: false });
   }));
 
 Deno.test("GET /v1/rate-plans: 400 for a bad filter, page or unknown parameter", () =>

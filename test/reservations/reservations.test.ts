@@ -757,7 +757,7 @@ Deno.test("GET /v1/reservations: by arrival date then id, paged with a total, fi
     assert.deepEqual(await ids(`?propertyId=${p1.id}&status=pending&guestId=${g1.id}`), [a.id, e.id]);
     assert.deepEqual(await ids(`?unitId=${UNKNOWN_ID}`), []);
     const filtered = await list(api, `?propertyId=${p1.id}&limit=1`);
-    assert.deepEqual(filtered.pagination, { limit: 1, offset: 0, total: 4 });
+    assert.deepEqual(filtered.pagination, { limit: 1, offset: 0, total: 4, hasMore: true });
   }));
 
 Deno.test("GET /v1/reservations: from (a night on or after it) and to (arrives before it), at their boundaries", () =>
@@ -793,7 +793,7 @@ Deno.test("GET /v1/reservations: from (a night on or after it) and to (arrives b
     assert.deepEqual(await ids("?from=2027-05-14&to=2027-05-14"), [c.id]);
     const paged = await list(api, "?from=2027-05-04&limit=1&offset=1");
     assert.deepEqual(paged.data.map((r) => r.id), [c.id]);
-    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3 });
+    assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3, hasMore: true });
   }));
 
 Deno.test("GET /v1/reservations: 400 for a bad query", () =>

@@ -193,7 +193,7 @@ export async function readOne<T>(
 
 // A list's paging. `order` is the key of every row the list holds (at most 20), in the
 // list's order; `list` answers the list for a query string. The default page must hold
-// them all with {limit: 20, offset: 0, total}; then each of `queries` ("?limit=2&offset=1",
+// them all with {limit: 20, offset: 0, total, hasMore: false}; then each of `queries` ("?limit=2&offset=1",
 // the last page, a page past the end...) must hold order's slice at its limit and offset,
 // the very rows the default page has at those places, and exactly its pagination.
 // `queries` must reach a later page and go past the end. Returns the default page, for
@@ -208,7 +208,7 @@ export async function expectPaging<T>(
   assert.ok(total <= 20, "expectPaging wants every row on the default page");
   const all = await list("");
   assert.deepEqual(all.data.map(key), order, "the default page");
-  assert.deepEqual(all.pagination, { limit: 20, offset: 0, total }, "the default page");
+  assert.deepEqual(all.pagination, { limit: 20, offset: 0, total, hasMore: false }, "the default page");
   let later = false;
   let past = false;
   for (const query of queries) {
@@ -219,7 +219,7 @@ export async function expectPaging<T>(
     const slice = all.data.slice(offset, offset + limit);
     assert.deepEqual(page.data.map(key), order.slice(offset, offset + limit), query);
     assert.deepEqual(page.data, slice, `${query}: the rows the default page has at those places`);
-    assert.deepEqual(page.pagination, { limit, offset, total }, query);
+    assert.deepEqual(page.pagination, { limit, offset, total, hasMore: offset + limit < total }, query);
     later ||= offset > 0 && offset < total;
     past ||= offset >= total;
   }

@@ -21,8 +21,9 @@ type Operation = {
 export type OpenApiDocument = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, JsonSchema> };
+  components: { schemas: Record<string, JsonSchema>; headers?: Record<string, HeaderDoc> };
 };
+type HeaderDoc = { required?: boolean; schema?: { enum?: string[]; pattern?: string } };
 
 // Built once per test process.
 export const openApiDocument = apiDocument;
@@ -82,8 +83,18 @@ export async function assertMatchesContract(method: string, pathTemplate: string
     return fail(`status ${response.status} is not documented (documented: ${Object.keys(operation.responses).join(", ")})`);
   }
 
-  for (const header of Object.keys(documented.headers ?? {})) {
-    if (!response.headers.has(header)) fail(`the documented ${header} header is missing`);
+  // A header the document requires must be there; any documented header that is there
+  // must hold a value its schema allows.
+  for (const [header, doc] of Object.entries(documented.headers ?? {})) {
+    const ref = (doc as { $ref?: string }).$ref;
+    const { required = false, schema = {} } = (ref ? document.components.headers?.[ref.split("/").at(-1)!] : doc) as HeaderDoc ?? {};
+    const value = response.headers.get(header);
+    if (value === null) {
+      if (required) fail(`the documented ${header} header is missing`);
+      continue;
+    }
+    if (schema.enum && !schema.enum.includes(value)) fail(`${header}: ${value} is none of ${schema.enum.join(", ")}`);
+    if (schema.pattern && !new RegExp(schema.pattern).test(value)) fail(`${header}: ${value} does not match ${schema.pattern}`);
   }
 
   const mediaType = mediaTypeOf(response);

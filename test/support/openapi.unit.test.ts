@@ -102,3 +102,13 @@ Deno.test("contract: a write without a body is return=minimal only where Prefer 
   assert.equal(await assertMatchesContract("POST", "/v1/properties", minimal), undefined);
   await refused(get(new Response(null, { status: 200, headers: etag })), /got none/);
 });
+
+Deno.test("contract: a header the document leaves optional may be absent, and when there holds a documented value", async () => {
+  const list = (headers: Record<string, string>) =>
+    assertMatchesContract("GET", "/v1/properties", jsonResponse(200, {
+      data: [property], pagination: { limit: 20, offset: 0, total: null, hasMore: false },
+    }, "application/json", headers));
+  assert.ok(await list({}), "without Preference-Applied");
+  assert.ok(await list({ "preference-applied": "count=none" }));
+  await refused(list({ "preference-applied": "count=all" }), /Preference-Applied: count=all is none of/);
+});

@@ -689,7 +689,7 @@ Deno.test("GET /v1/tasks: soonest due first, ties by id, undated last; paged wit
       const limit = query.includes("limit=1") ? 1 : 20;
       const total = query.includes("limit=1") ? 2 : expected.length;
       assert.deepEqual(ids(result.data), ids(expected), query);
-      assert.deepEqual(result.pagination, { limit, offset: 0, total }, query);
+      assert.deepEqual(result.pagination, { limit, offset: 0, total, hasMore: limit < total }, query);
     }
   }));
 

@@ -57,7 +57,7 @@ Deno.test("POST /v1/tenants with return=representation: 201, the tenant, Locatio
 
     const mine = await listMyTenants(api);
     assert.deepEqual(mine.data, [{ tenantId: created.id, name, role: "owner" }]);
-    assert.deepEqual(mine.pagination, { limit: 20, offset: 0, total: 1 });
+    assert.deepEqual(mine.pagination, { limit: 20, offset: 0, total: 1, hasMore: false });
   }));
 
 Deno.test("POST /v1/tenants without Prefer: 204 with Location and ETag and no body", () =>

@@ -250,7 +250,7 @@ Deno.test("GET /v1/units: filters by propertyId and by status, one or a comma li
     // Filters and paging together: the total counts the filtered rows.
     const paged = await listUnits(t.ownerClient, "?status=active,archived&limit=1&offset=2");
     assert.deepEqual(paged.data.map((u) => u.id), inListOrder([active1, archived1, active2, archived2]).slice(2, 3));
-    assert.deepEqual(paged.pagination, { limit: 1, offset: 2, total: 4 });
+    assert.deepEqual(paged.pagination, { limit: 1, offset: 2, total: 4, hasMore: true });
   }));
 
 Deno.test("GET /v1/units: 400 for a bad filter, page or unknown parameter", () =>

@@ -1449,7 +1449,10 @@ export interface components {
         Pagination: {
             limit: number;
             offset: number;
-            total: number;
+            /** @description How many items the list holds with these filters, counted as the request's `Prefer: count=` asks (`Preference-Applied` names the count that was honoured): every one by default and under `count=exact`; the query planner's estimate under `count=planned`; under `count=estimated`, exact up to 1,000 and the planner's estimate (never below 1,001) above; null under `count=none`. */
+            total: number | null;
+            /** @description Whether more items follow this page: exact under every count, whatever `total` is. */
+            hasMore: boolean;
         };
         Tenant: {
             /** Format: uuid */
@@ -2451,6 +2454,8 @@ export interface components {
         IdempotencyKey: string;
         /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
         Prefer: ("return=minimal" | "return=representation") | string;
+        /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+        PreferCount: ("count=exact" | "count=planned" | "count=estimated" | "count=none") | string;
     };
     requestBodies: never;
     headers: {
@@ -2458,6 +2463,8 @@ export interface components {
         ETag: string;
         /** @description The created resource, relative to the request URL. */
         Location: string;
+        /** @description The count `pagination.total` was made with, when the request's `Prefer` asked for it (RFC 7240). Absent, the count is exact. */
+        PreferenceApplied: "count=exact" | "count=planned" | "count=estimated" | "count=none";
         /** @description How many seconds to wait before trying again. */
         RetryAfter: string;
         /** @description The rate limit this request counted against, as the IETF draft draft-ietf-httpapi-ratelimit-headers-11 writes it: `"api-key";q=600;w=60` is 600 requests per API key in a window of 60 seconds (the default; a key may have its own). A window starts with the key's first request after the last one ended. Every request with a valid, active key counts, whatever its answer, except a 429. On a 429 for an address's unknown keys, `"failed-keys";q=20;w=60`: 20 unknown keys or wrong secrets per client address (the first X-Forwarded-For) and window, after which every request from it is refused until the window ends. */
@@ -2980,7 +2987,10 @@ export interface operations {
                 limit?: number;
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2989,6 +2999,7 @@ export interface operations {
             /** @description A page of tenants. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3468,7 +3479,10 @@ export interface operations {
                 limit?: number;
                 offset?: number;
             };
-            header?: never;
+            header?: {
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
             path: {
                 tenantId: string;
             };
@@ -3479,6 +3493,7 @@ export interface operations {
             /** @description A page of members. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4013,6 +4028,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -4022,6 +4039,7 @@ export interface operations {
             /** @description A page of properties. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4576,6 +4594,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -4585,6 +4605,7 @@ export interface operations {
             /** @description A page of units. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5139,6 +5160,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -5148,6 +5171,7 @@ export interface operations {
             /** @description A page of rate plans. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5704,6 +5728,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -5713,6 +5739,7 @@ export interface operations {
             /** @description A page of guests. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6348,6 +6375,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -6357,6 +6386,7 @@ export interface operations {
             /** @description A page of reservations. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7532,6 +7562,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -7541,6 +7573,7 @@ export interface operations {
             /** @description A page of payments. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7850,6 +7883,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -7859,6 +7894,7 @@ export interface operations {
             /** @description A page of payment links. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8275,6 +8311,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path: {
                 id: string;
@@ -8286,6 +8324,7 @@ export interface operations {
             /** @description A page of access codes. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8724,6 +8763,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -8733,6 +8774,7 @@ export interface operations {
             /** @description A page of tasks. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9416,6 +9458,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -9425,6 +9469,7 @@ export interface operations {
             /** @description A page of notifications. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9581,6 +9626,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -9590,6 +9637,7 @@ export interface operations {
             /** @description The stored preferences. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9773,6 +9821,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -9782,6 +9832,7 @@ export interface operations {
             /** @description A page of inbox messages. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10161,6 +10212,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -10170,6 +10223,7 @@ export interface operations {
             /** @description A page of push subscriptions. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10550,6 +10604,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -10559,6 +10615,7 @@ export interface operations {
             /** @description A page of API keys. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10913,6 +10970,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path?: never;
             cookie?: never;
@@ -10922,6 +10981,7 @@ export interface operations {
             /** @description A page of webhook subscriptions. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11641,6 +11701,8 @@ export interface operations {
             header: {
                 /** @description The tenant the request acts in; it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
             };
             path: {
                 id: string;
@@ -11652,6 +11714,7 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11911,7 +11974,10 @@ export interface operations {
                 /** @description Reservations changed at or after this instant, oldest change first (instead of by check-in). */
                 updatedSince?: string;
             };
-            header?: never;
+            header?: {
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11920,6 +11986,7 @@ export interface operations {
             /** @description A page of reservations. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
