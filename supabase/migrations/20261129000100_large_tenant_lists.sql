@@ -11,7 +11,8 @@
 -- Marking them leakproof takes a superuser, which a hosted project does not have. So the
 -- two filters go through a function that runs as the tables' owner and names the
 -- candidates: the ids of the request's tenant whose rows pass the filter, found with the
--- new indexes. The list itself still reads the rows under RLS, by those ids, and keeps
+-- new indexes. PL/pgSQL, as every helper a request calls is, so each connection keeps
+-- their plans (supabase/tests/performance/helpers_keep_their_plans.test.sql). The list itself still reads the rows under RLS, by those ids, and keeps
 -- the filter's own conditions, so what a caller may see is decided by the policies alone.
 
 create extension if not exists pg_trgm with schema extensions;
@@ -29,32 +30,38 @@ create index guests_tenant_search_idx on public.guests using gin (
 -- range asked for covers it, so the list's own conditions decide.
 create or replace function private.reservation_ids_during(from_date date, to_date date)
 returns setof uuid
-language sql stable security definer
+language plpgsql stable security definer
 set search_path = ''
 rows 100
 as $$
-  select r.id
-  from public.reservations r
-  where r.tenant_id = (select private.request_tenant_id())
-    and ((select private.request_is_member()) or (select private.request_api_key_id()) is not null)
-    and r.stay && daterange(
-      from_date,
-      case when from_date is null or to_date is null or from_date < to_date then to_date else from_date + 1 end,
-      '[)')
+begin
+  return query
+    select r.id
+    from public.reservations r
+    where r.tenant_id = private.request_tenant_id()
+      and (private.request_is_member() or private.request_api_key_id() is not null)
+      and r.stay && daterange(
+        from_date,
+        case when from_date is null or to_date is null or from_date < to_date then to_date else from_date + 1 end,
+        '[)');
+end
 $$;
 
 -- The request tenant's guests whose first name, last name or email is ILIKE `pattern`.
 create or replace function private.guest_ids_matching(pattern text)
 returns setof uuid
-language sql stable security definer
+language plpgsql stable security definer
 set search_path = ''
 rows 100
 as $$
-  select g.id
-  from public.guests g
-  where g.tenant_id = (select private.request_tenant_id())
-    and (select private.request_is_member())
-    and (g.first_name ilike pattern or g.last_name ilike pattern or g.email ilike pattern)
+begin
+  return query
+    select g.id
+    from public.guests g
+    where g.tenant_id = private.request_tenant_id()
+      and private.request_is_member()
+      and (g.first_name ilike pattern or g.last_name ilike pattern or g.email ilike pattern);
+end
 $$;
 
 revoke all on function private.reservation_ids_during(date, date), private.guest_ids_matching(text) from public;
