@@ -4,28 +4,15 @@
 // address as `NAME=${NAME:-<default>}` on its first line; when the stack runs on another
 // PMS_PORT_BASE the test sets NAME, as a reader would, and changes no line.
 import assert from "node:assert/strict";
-import { docBlock } from "../support/doc-blocks.ts";
+import { type BlockRun, docBlock, runDocBlock } from "../support/doc-blocks.ts";
 import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
 const root = new URL("../../", import.meta.url);
 
-type Ran = { code: number; stdout: string; stderr: string };
-
-async function runBlock(script: string, env: Record<string, string> = {}): Promise<Ran> {
-  const result = await new Deno.Command("bash", {
-    args: ["-euo", "pipefail", "-c", script],
-    cwd: root,
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const ran = {
-    code: result.code,
-    stdout: new TextDecoder().decode(result.stdout),
-    stderr: new TextDecoder().decode(result.stderr),
-  };
+// A block that must succeed.
+async function runBlock(script: string, env: Record<string, string> = {}): Promise<BlockRun> {
+  const ran = await runDocBlock(script, env);
   assert.equal(ran.code, 0, `the block failed:\n${script}\n${ran.stderr}\n${ran.stdout}`);
   return ran;
 }
@@ -191,13 +178,7 @@ Deno.test("docs/browser-clients.md: the preflight from the front desk's origin i
   const granted = await runBlock(script, { API: stack.v1, ORIGIN: allowed });
   assert.equal(granted.stdout.trim().toLowerCase(), `access-control-allow-origin: ${allowed}`.toLowerCase());
   // grep finds nothing, so the block as written fails: the refusal is a 403 with no grant.
-  const refused = await new Deno.Command("bash", {
-    args: ["-euo", "pipefail", "-c", script],
-    env: { API: stack.v1, ORIGIN: "https://elsewhere.example" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(new TextDecoder().decode(refused.stdout).trim(), "");
+  const refused = await runDocBlock(script, { API: stack.v1, ORIGIN: "https://elsewhere.example" });
+  assert.equal(refused.stdout.trim(), "");
   assert.notEqual(refused.code, 0, "grep found no grant");
 });

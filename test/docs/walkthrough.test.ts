@@ -8,11 +8,9 @@
 // keys and capture URL from `npm run stack:status` itself, from the checkout.
 import assert from "node:assert/strict";
 import { Cleanup } from "../support/api.ts";
-import { docBlock } from "../support/doc-blocks.ts";
+import { docBlock, runDocBlock } from "../support/doc-blocks.ts";
 import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
-
-const root = new URL("../../", import.meta.url);
 
 const walkThrough = () => docBlock("README.md#A first walk-through: from sign-up to a delivered notification");
 // They continue the first one, with its variables.
@@ -33,16 +31,8 @@ async function run(script: string, check: (lines: string[], ownerId: string) => 
   const cleanup = new Cleanup();
   const [{ started }] = await sql<[{ started: Date }]>`select now() as started`;
   try {
-    const result = await new Deno.Command("bash", {
-      args: ["-euo", "pipefail", "-c", script],
-      cwd: root,
-      env,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stdout = new TextDecoder().decode(result.stdout);
-    const stderr = new TextDecoder().decode(result.stderr);
+    const result = await runDocBlock(script, env);
+    const { stdout, stderr } = result;
     // The address it signs up with is its own (SIGN_UP_EMAIL): the one user of that shape made since it began.
     const owners = await sql<{ id: string }[]>`
       select id from auth.users where email like 'owner-%@example.com' and created_at >= ${started}`;

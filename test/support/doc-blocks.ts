@@ -103,6 +103,24 @@ export async function docBlock(id: string): Promise<string> {
   return block.text;
 }
 
+export type BlockRun = { code: number; stdout: string; stderr: string };
+
+// Runs a block as a reader would: with bash, stopping at the first failing command or
+// pipe, from the checkout, with `env` added to the environment. Says how it ended; the
+// caller judges it.
+export async function runDocBlock(script: string, env: Record<string, string> = {}): Promise<BlockRun> {
+  const result = await new Deno.Command("bash", {
+    args: ["-euo", "pipefail", "-c", script],
+    cwd: root,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: result.code, stdout: decoder.decode(result.stdout), stderr: decoder.decode(result.stderr) };
+}
+
 // The ids the tests in `folder` (relative to the root) run, with the file that runs each.
 export async function claimedBlocks(folder: string): Promise<Map<string, string[]>> {
   const claims = new Map<string, string[]>();
