@@ -1,10 +1,11 @@
 // Part 9: one tenant with 100,000 reservations (bench/sql/seed-large-tenant.sql) beside the
 // 1,000 small ones. Three filtered lists, loaded with wrk at 32 connections for the large
 // tenant and for the read tenant (1,000 reservations) side by side, small, large, large,
-// small, each side's two runs taken together; and what each list's `total` costs on the
-// large tenant: the route's own statement, captured from its query function as the API
-// builds it, run under the request's context with EXPLAIN (ANALYZE, BUFFERS) with and
-// without its `count(*) over ()` (src/db/pagination.ts), and the same two as whole
+// small, each side's two runs taken together: once with the exact total every list gives
+// by default, once with `Prefer: count=none`, the documented way to skip it. And what
+// each list's `total` costs on the large tenant: the route's own statement for each,
+// captured from its query function as the API builds it (src/db/pagination.ts), run under
+// the request's context with EXPLAIN (ANALYZE, BUFFERS), and the same two as whole
 // transactions with pgbench.
 import assert from "node:assert/strict";
 import {
@@ -54,10 +55,11 @@ export function largeTenantRouteLabel(route: LargeTenantRoute): string {
 
 export type LargeTenantContext = ReadContext;
 
-export type LargeTenantRouteResult = {
-  label: string;
-  // The list's `total` for each tenant: how many rows the filter matched.
-  matches: { small: number; large: number };
+// The counts a side-by-side run asks for: the default, and none.
+export const measuredCounts = ["exact", "none"] as const;
+export type MeasuredCount = (typeof measuredCounts)[number];
+
+export type SideBySide = {
   // Each side's two runs taken together (their p50 and p99 the worse of the two).
   small: LoadResult;
   large: LoadResult;
@@ -68,11 +70,21 @@ export type LargeTenantRouteResult = {
   p50Ratio: number;
 };
 
+export type LargeTenantRouteResult = {
+  label: string;
+  // The list's `total` for each tenant: how many rows the filter matched.
+  matches: { small: number; large: number };
+  // Side by side with the exact total (no Prefer) and with `Prefer: count=none`.
+  byCount: Record<MeasuredCount, SideBySide>;
+};
+
 export type CountCost = {
   label: string;
-  // The route's statement for the large tenant as the API sends it, with its parameters.
+  // The route's statement for the large tenant as the API sends it, with its parameters,
+  // for an exact total; and for none, which fetches one row more than the page instead.
   statement: string;
   parameters: unknown[];
+  withoutCount: { statement: string; parameters: unknown[] };
   // Its execution time by EXPLAIN ANALYZE (per-node timing off, so that counting rows is
   // all the instrumentation adds), every run, and the median of each side.
   explain: { withCountMs: number[]; withoutCountMs: number[]; medianWithCountMs: number; medianWithoutCountMs: number };
@@ -134,28 +146,21 @@ function recordingDb(): { db: Kysely<DB>; statements: CompiledQuery[] } {
   return { db, statements };
 }
 
-// The page query the route runs: its query string parsed by the route's own schema and
-// handed to its query function, as src/http/resource-endpoints.ts's list does. With no
-// rows to carry a total, a first page asks nothing more, so the first statement is all.
-async function routeStatement(route: LargeTenantRoute): Promise<CompiledQuery> {
+// The page query the route runs for a count: its query string parsed by the route's own
+// schema and handed to its query function, as src/http/resource-endpoints.ts's list does.
+// With no rows to carry a total, a first page asks nothing more, so the first statement is all.
+async function routeStatement(route: LargeTenantRoute, count: MeasuredCount): Promise<CompiledQuery> {
   const { db, statements } = recordingDb();
   const { query } = routes[route];
   if (routes[route].path === "/guests") {
     const filter = listGuestsQuery.parse(query);
-    await listGuests(db, filter, filter);
+    await listGuests(db, filter, { ...filter, count });
   } else {
     const filter = listReservationsQuery.parse(query);
-    await listReservations(db, filter, filter);
+    await listReservations(db, filter, { ...filter, count });
   }
-  assert.equal(statements.length, 1, `${largeTenantRouteLabel(route)} runs one statement for a first page`);
+  assert.equal(statements.length, 1, `${largeTenantRouteLabel(route)} runs one statement for a first page, count=${count}`);
   return statements[0]!;
-}
-
-const COUNT_COLUMN = `, count(*) over () as "__total"`;
-
-function withoutCount(statement: string): string {
-  assert.ok(statement.includes(COUNT_COLUMN), `the page query carries its total: ${statement}`);
-  return statement.replace(COUNT_COLUMN, "");
 }
 
 // ---------------------------------------------------------------- the request's context
@@ -270,34 +275,54 @@ async function transactionLoad(context: LargeTenantContext, scope: Scope, statem
 
 // ---------------------------------------------------------------- the part
 
+// A request's headers for a count: none asked for gives the exact default.
+function countHeaders(context: LargeTenantContext, tenant: number, count: MeasuredCount): Record<string, string> {
+  return { ...headersFor(context, tenant), ...(count === "exact" ? {} : { Prefer: `count=${count}` }) };
+}
+
+// The route answers the tenant with a first page under each count, and what it matched.
 async function checkRoute(context: LargeTenantContext, route: LargeTenantRoute, tenant: number): Promise<number> {
-  const response = await fetch(`${context.origin}${V1_PATH}${routes[route].path}?${queryString(route)}`, {
-    headers: headersFor(context, tenant),
-  });
-  const text = await response.text();
-  assert.equal(response.status, 200, `${largeTenantRouteLabel(route)} answered ${response.status} for tenant ${tenant}: ${text}`);
-  const page = JSON.parse(text) as { data: unknown[]; pagination: { total: number } };
-  assert.ok(page.pagination.total > 0, `${largeTenantRouteLabel(route)} finds something in tenant ${tenant}`);
-  assert.equal(page.data.length, Math.min(20, page.pagination.total), "a first page of up to 20");
-  return page.pagination.total;
+  const label = largeTenantRouteLabel(route);
+  const pages = [];
+  for (const count of measuredCounts) {
+    const response = await fetch(`${context.origin}${V1_PATH}${routes[route].path}?${queryString(route)}`, {
+      headers: countHeaders(context, tenant, count),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, `${label} answered ${response.status} for tenant ${tenant}, count=${count}: ${text}`);
+    assert.equal(response.headers.get("preference-applied"), count === "exact" ? null : `count=${count}`, `${label}: count=${count} is applied`);
+    pages.push(JSON.parse(text) as { data: { id: string }[]; pagination: { total: number | null; hasMore: boolean } });
+  }
+  const [exact, none] = pages as [typeof pages[0], typeof pages[0]];
+  const total = exact.pagination.total ?? 0;
+  assert.ok(total > 0, `${label} finds something in tenant ${tenant}`);
+  assert.equal(exact.data.length, Math.min(20, total), "a first page of up to 20");
+  assert.equal(none.pagination.total, null, `${label}: count=none answers no total`);
+  assert.deepEqual(none.data.map((row) => row.id), exact.data.map((row) => row.id), `${label}: the same page whatever the count`);
+  assert.equal(none.pagination.hasMore, exact.pagination.hasMore, `${label}: hasMore whatever the count`);
+  return total;
 }
 
 async function countCost(context: LargeTenantContext, route: LargeTenantRoute, apiTotal: number): Promise<CountCost> {
   const label = largeTenantRouteLabel(route);
-  const compiled = await routeStatement(route);
+  const compiled = await routeStatement(route, "exact");
   const statement = compiled.sql;
   const parameters = [...compiled.parameters];
-  const bare = withoutCount(statement);
+  const uncounted = await routeStatement(route, "none");
+  const bare = uncounted.sql;
+  const bareParameters = [...uncounted.parameters];
+  assert.ok(!/count\(/.test(bare), `${label}: count=none's statement counts nothing: ${bare}`);
   const scope = scopeOf(context, LARGE_TENANT.number);
 
   const explained = await inRequestContext(context.sql, scope, async (trx) => {
     // The statement the bench explains is the one the API ran: it finds the same total.
     const [first] = await trx.unsafe<{ __total: string | number }[]>(statement, parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
     assert.equal(Number(first?.__total), apiTotal, `${label}: the captured statement finds the API's total`);
-    for (const text of [statement, bare]) await explain(trx, text, parameters, "analyze, timing off");
+    await explain(trx, statement, parameters, "analyze, timing off");
+    await explain(trx, bare, bareParameters, "analyze, timing off");
     const plans = {
       withCount: await explain(trx, statement, parameters, "analyze, buffers"),
-      withoutCount: await explain(trx, bare, parameters, "analyze, buffers"),
+      withoutCount: await explain(trx, bare, bareParameters, "analyze, buffers"),
     };
     const withCountMs: number[] = [];
     const withoutCountMs: number[] = [];
@@ -305,7 +330,9 @@ async function countCost(context: LargeTenantContext, route: LargeTenantRoute, a
       // Alternating, so that neither side has the quieter moments.
       const order = run % 2 === 0 ? [true, false] : [false, true];
       for (const counted of order) {
-        const timed = await explain(trx, counted ? statement : bare, parameters, "analyze, timing off");
+        const timed = counted
+          ? await explain(trx, statement, parameters, "analyze, timing off")
+          : await explain(trx, bare, bareParameters, "analyze, timing off");
         (counted ? withCountMs : withoutCountMs).push(timed["Execution Time"]);
       }
     }
@@ -313,13 +340,14 @@ async function countCost(context: LargeTenantContext, route: LargeTenantRoute, a
   });
 
   const withCount = await transactionLoad(context, scope, statement, parameters);
-  const withoutCountLoad = await transactionLoad(context, scope, bare, parameters);
+  const withoutCountLoad = await transactionLoad(context, scope, bare, bareParameters);
   const medianWithCountMs = median(explained.withCountMs);
   const medianWithoutCountMs = median(explained.withoutCountMs);
   const result: CountCost = {
     label,
     statement,
     parameters,
+    withoutCount: { statement: bare, parameters: bareParameters },
     explain: { withCountMs: explained.withCountMs, withoutCountMs: explained.withoutCountMs, medianWithCountMs, medianWithoutCountMs },
     pgbench: { withCount, withoutCount: withoutCountLoad },
     share: {
@@ -350,28 +378,32 @@ export async function largeTenant(context: LargeTenantContext): Promise<LargeTen
   for (const route of largeTenantRoutes) {
     const label = largeTenantRouteLabel(route);
     const matches = { small: await checkRoute(context, route, small), large: await checkRoute(context, route, large) };
-    const point = (tenant: number) => ({
+    const point = (tenant: number, count: MeasuredCount) => ({
       origin: context.origin,
       requestScript: `request = function() return wrk.format("GET", "${V1_PATH}${routes[route].path}?${queryString(route)}") end`,
-      headers: headersFor(context, tenant),
+      headers: countHeaders(context, tenant, count),
     });
-    for (const tenant of [small, large]) await runLoad({ ...point(tenant), connections: 8, seconds: WARM_UP_SECONDS });
-    // Small, large, large, small: a machine growing busier or quieter weighs on both alike.
-    const runs: LargeTenantRouteResult["runs"] = [];
-    for (const side of ["small", "large", "large", "small"] as const) {
-      const result = await runLoad({ ...point(side === "small" ? small : large), connections, seconds: context.seconds });
-      runs.push({ tenant: side, result });
-      context.log(`  ${label}, ${side} tenant c=${connections}: ${describe(result)}`);
+    for (const tenant of [small, large]) await runLoad({ ...point(tenant, "exact"), connections: 8, seconds: WARM_UP_SECONDS });
+    const byCount = {} as Record<MeasuredCount, SideBySide>;
+    for (const count of measuredCounts) {
+      // Small, large, large, small: a machine growing busier or quieter weighs on both alike.
+      const runs: SideBySide["runs"] = [];
+      for (const side of ["small", "large", "large", "small"] as const) {
+        const result = await runLoad({ ...point(side === "small" ? small : large, count), connections, seconds: context.seconds });
+        runs.push({ tenant: side, result });
+        context.log(`  ${label}, count=${count}, ${side} tenant c=${connections}: ${describe(result)}`);
+      }
+      const taken = (side: "small" | "large") => combineRuns(runs.filter((run) => run.tenant === side).map((run) => run.result));
+      const [smallSide, largeSide] = [taken("small"), taken("large")];
+      byCount[count] = {
+        small: smallSide, large: largeSide, runs,
+        meanRatio: largeSide.meanMs / smallSide.meanMs,
+        p50Ratio: largeSide.p50Ms / smallSide.p50Ms,
+      };
+      context.log(`  ${label}, count=${count}: ${matches.small} and ${matches.large} rows match; large / small mean latency ` +
+        `${byCount[count].meanRatio.toFixed(2)}, p50 ${byCount[count].p50Ratio.toFixed(2)}`);
     }
-    const taken = (side: "small" | "large") => combineRuns(runs.filter((run) => run.tenant === side).map((run) => run.result));
-    const [smallSide, largeSide] = [taken("small"), taken("large")];
-    routeResults[route] = {
-      label, matches, small: smallSide, large: largeSide, runs,
-      meanRatio: largeSide.meanMs / smallSide.meanMs,
-      p50Ratio: largeSide.p50Ms / smallSide.p50Ms,
-    };
-    context.log(`  ${label}: ${matches.small} and ${matches.large} rows match; large / small mean latency ` +
-      `${routeResults[route].meanRatio.toFixed(2)}, p50 ${routeResults[route].p50Ratio.toFixed(2)}`);
+    routeResults[route] = { label, matches, byCount };
   }
 
   const costs = {} as Record<LargeTenantRoute, CountCost>;

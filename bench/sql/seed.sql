@@ -14,7 +14,8 @@
 -- minutes to reach for a million reservations.
 \set ON_ERROR_STOP on
 set session_replication_role = replica;
-set synchronous_commit = off;
+-- The commit is synchronous: VACUUM marks a page all-visible, so that a count can read an
+-- index alone, only once the commit of every row on it is flushed.
 
 begin;
 

@@ -26,7 +26,8 @@ export const pageOnly = z.strictObject(pageQuery);
 
 // How a list counts its total, as a client asks with Prefer: count=<mode>
 // (src/http/prefer.ts; docs/api.md, Lists: pages and counts):
-// - exact, the default: every matching row, counted by the page's own statement.
+// - exact, the default: every matching row, counted by the page's own statement (see
+//   ExactCount for how).
 // - none: nothing. The page's statement has no count; it fetches one row more than the
 //   page, which tells whether more follow.
 // - planned: the planner's estimate of the matching rows, from EXPLAIN of the list's
@@ -66,11 +67,23 @@ export type ScopeColumns<TB extends keyof DB> = { tenant: StringReference<DB, TB
 // test/db/pagination.test.ts holds the policies to this.
 export const OPAQUE_CONDITION_SELECTIVITY = 0.5;
 
+// How the page's statement counts an exact total:
+// - "apart", the default: a sub-select of its own that counts the matches and nothing
+//   else, run once. Where the list's order comes from an index, the page stops at its
+//   last row and the count reads only what it needs, often the index alone.
+// - "along": a window count over the rows the page reads. It costs nothing more where
+//   the page reads and sorts every match anyway, which a list does whose filter finds its
+//   rows through a function (the date range, the guest search): there a count apart
+//   would call the function a second time. Elsewhere it makes the page read and hold
+//   every matching row, columns and all, before it cuts the page: on a large tenant that
+//   spills to temporary files and takes most of the statement's time.
+export type ExactCount = "apart" | "along";
+
 // A page, and how its total was counted.
 export type Listed<T> = { data: T[]; pagination: Pagination; counted: CountMode };
 
-// An exact page: the total rides on the rows as a window count (`__total`); only a page
-// past the end, which has no row to carry it, costs a second query, `count`.
+// An exact page: the total rides on the rows (`__total`); only a page past the end,
+// which has no row to carry it, costs a second query, `count`.
 export async function pageWithTotal<T>(
   rows: (T & { __total: number })[],
   page: Page,
@@ -118,10 +131,10 @@ async function plannedRows<TB extends keyof DB, O>(
   return Math.round(rows / OPAQUE_CONDITION_SELECTIVITY ** opaque);
 }
 
-// How many rows `query` matches, counting no further than `upTo`.
-function countUpTo<TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, upTo: number) {
-  const first = query.clearSelect().clearOrderBy().select(sql<number>`1`.as("one")).limit(upTo);
-  return sql<number>`(select count(*) from ${first} as capped)`;
+// How many rows `query` matches, as a sub-select, counting no further than `upTo` if given.
+function countOf<TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, upTo?: number) {
+  const matching = query.clearSelect().clearOrderBy().select(sql<number>`1`.as("one"));
+  return sql<number>`(select count(*) from ${upTo === undefined ? matching : matching.limit(upTo)} as matching)`;
 }
 
 // One page of `query` and its total, counted as `page.count` says (see CountMode). The
@@ -131,11 +144,12 @@ export async function paginate<TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page: Page,
   columns: ScopeColumns<TB>,
+  exactCount: ExactCount = "apart",
 ): Promise<Listed<O>> {
   const count = page.count ?? "exact";
   if (count === "exact") {
-    const rows = await query.select(sql<number>`count(*) over ()`.as("__total"))
-      .limit(page.limit).offset(page.offset).execute();
+    const total = exactCount === "along" ? sql<number>`count(*) over ()` : countOf(query);
+    const rows = await query.select(total.as("__total")).limit(page.limit).offset(page.offset).execute();
     return await pageWithTotal<O>(rows, page, async () => {
       const counted = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as("n")).executeTakeFirst();
       return counted?.n ?? 0;
@@ -145,7 +159,7 @@ export async function paginate<TB extends keyof DB, O>(
     // The capped count is a sub-select the page's statement runs once. A page past the
     // end has no row to carry it: a statement of its own asks for it on the list's first
     // row, and no row at all means none matched.
-    const capped = countUpTo(query, ESTIMATED_EXACT_UP_TO + 1);
+    const capped = countOf(query, ESTIMATED_EXACT_UP_TO + 1);
     const rows = await query.select(capped.as("__counted")).limit(page.limit + 1).offset(page.offset).execute();
     const counted = rows[0]?.__counted ?? (page.offset > 0
       ? (await query.clearSelect().clearOrderBy().select(capped.as("n")).limit(1).executeTakeFirst())?.n ?? 0

@@ -33,7 +33,8 @@ export function listGuests(db: Reads, filter: z.output<typeof listGuestsQuery>, 
   }
   // lower(email), as guests_tenant_email_idx is built: addresses are stored as given.
   if (filter.email) query = query.where((eb) => eb(eb.fn("lower", ["email"]), "=", filter.email));
-  return paginate(query, page, { tenant: ["tenant_id"] });
+  // Read by id, every match of a search is sorted for the page: counted along.
+  return paginate(query, page, { tenant: ["tenant_id"] }, filter.q ? "along" : "apart");
 }
 
 export function findGuest(db: Reads, id: string) {

@@ -36,12 +36,14 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   // the list reads them by id, under RLS, and the two conditions above still decide.
   // A missing date is written as null, not sent as one: through a pooler a null parameter
   // would cost the statement its values written in (src/db/client-side-binding.ts).
-  if (filter.from || filter.to) {
+  const during = Boolean(filter.from || filter.to);
+  if (during) {
     const date = (value: string | undefined) => value ? sql`${value}::date` : sql`null::date`;
     query = query.where(sql<boolean>`reservations.id = any(array(
       select private.reservation_ids_during(${date(filter.from)}, ${date(filter.to)})))`);
   }
-  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" });
+  // Read by id, every stay that meets the dates is sorted for the page: counted along.
+  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" }, during ? "along" : "apart");
 }
 
 // The API's most frequent read, and the same under lock for a conditional update.

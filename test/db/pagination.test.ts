@@ -70,14 +70,24 @@ Deno.test("the statements each count sends: exact counts in the page's, none cou
       const list = (filter: ReservationFilter, count: CountMode | undefined, offset = 0) =>
         big.read((db) => listReservations(db, filter, pageOf(count, at.tenantId, 10, offset)));
 
-      // Exact, asked or not: one statement, the count a window over the page's rows.
+      // Exact, asked or not: one statement, the count a sub-select of its own beside the
+      // page, which stops at its last row; no window holds the matches.
       for (const count of [undefined, "exact"] as const) {
         const { listed, statements } = await list(confirmed, count);
         assert.equal(listed.pagination.total, 1100);
         assert.equal(statements.length, 1, count);
-        assert.match(statements[0]!.sql, /count\(\*\) over \(\)/);
+        assert.match(statements[0]!.sql, /\(select count\(\*\) from \(select 1 as "one" from "reservations" where "status" in \(\$1\)\) as matching\) as "__total"/);
+        assert.doesNotMatch(statements[0]!.sql, / over \(/);
         assert.equal(statements[0]!.parameters.at(-2), 10, "limit: the page");
       }
+
+      // A date range reads and sorts every stay it meets for the page, so its exact count
+      // is a window over those rows, not a second call of the function that finds them.
+      const during = await list({ from: "2031-01-01", to: "2040-01-01" }, "exact");
+      assert.equal(during.listed.pagination.total, 1160);
+      assert.equal(during.statements.length, 1);
+      assert.match(during.statements[0]!.sql, /count\(\*\) over \(\) as "__total"/);
+      assert.equal(during.statements[0]!.sql.match(/reservation_ids_during/g)?.length, 1, "the function is called once");
 
       // None: one statement with no count at all, one row more than the page.
       const none = await list(confirmed, "none");
@@ -100,7 +110,7 @@ Deno.test("the statements each count sends: exact counts in the page's, none cou
       const few = await list(cancelled, "estimated");
       assert.equal(few.listed.pagination.total, 60);
       assert.equal(few.statements.length, 1);
-      assert.match(few.statements[0]!.sql, /\(select count\(\*\) from \(select 1 as "one" from "reservations" .* limit \$\d+\) as capped\)/);
+      assert.match(few.statements[0]!.sql, /\(select count\(\*\) from \(select 1 as "one" from "reservations" .* limit \$\d+\) as matching\)/);
       assert.ok(few.statements[0]!.parameters.includes(1001));
       const many = await list(confirmed, "estimated");
       assert.ok(many.listed.pagination.total! >= 1001);
@@ -116,7 +126,7 @@ Deno.test("the statements each count sends: exact counts in the page's, none cou
       assert.deepEqual([pastNone.listed.data, pastNone.listed.pagination.total, pastNone.statements.length], [[], null, 1]);
       const pastFew = await list(cancelled, "estimated", 100);
       assert.deepEqual([pastFew.listed.data, pastFew.listed.pagination.total, pastFew.statements.length], [[], 60, 2]);
-      assert.match(pastFew.statements[1]!.sql, /capped/);
+      assert.match(pastFew.statements[1]!.sql, /^select \(select count\(\*\) from \(.* limit \$\d+\) as matching\) as "n"/);
     } finally {
       await big.close();
     }
