@@ -1,17 +1,20 @@
 // Item 6: what the external API's rate limiter costs a read. GET
 // /v1/external/reservations/{id} with one API key of the read tenant through the gateway
-// (wrk), and the same read's SQL with pgbench, without and with the limiter's statement
-// (bench/pgbench/external-get.sql and external-get-limited.sql). The SQL runs with,
+// (wrk), and the same read's SQL with pgbench, without and with the limiter's statement,
+// each statement as the API builds it (externalReadScript). The SQL runs with,
 // without, without and with the limiter at each concurrency, as the check-ins run with and
 // without their trigger, so that a machine growing busier or quieter weighs on both sides
 // alike; the cost is 1 - with / without.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { sha256Hex } from "../src/api-keys/secret.ts";
+import { admissionQuery, scopeQuery } from "../src/external/integration-scope.ts";
+import { findReservation } from "../src/reservations/queries.ts";
 import type { DbAddress } from "./database.ts";
 import { LUA_IDS, RESERVATIONS_PER_TENANT, reservationId, tenantDigits, tenantId } from "./fixtures.ts";
 import { runSqlLoad, type SqlLoadResult } from "./pgbench.ts";
-import { describe, V1_PATH } from "./reads.ts";
+import { describe, RANDOM_RESERVATION_ID, V1_PATH } from "./reads.ts";
+import { scriptStatement, type SqlScript, sqlScript, statementOf, withScriptFiles } from "./statements.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
 
 export const LIMITER_CONCURRENCIES = [8, 32] as const;
@@ -73,6 +76,25 @@ function combine(runs: SqlLoadResult[]): SqlLoadResult {
   };
 }
 
+// GET /v1/external/reservations/{id} as the database sees it (pgbench -M prepared), for the
+// bench key and one of the tenant's reservations at random: with the limiter, the request
+// counted first in a statement of its own outside the transaction
+// (src/external/integration-scope.ts: the API writes it to the connection together with
+// BEGIN and the scope's statement, where pgbench waits for its answer first); then BEGIN,
+// the integration scope's one statement (the key checked, the tenant, property, role and
+// statement timeout set from its row), findReservation, COMMIT. The bench key's limit is
+// far above what a run sends, so every request is counted and admitted: the cost measured
+// is the counter's upsert on the key's one row, which every client of the run updates.
+async function externalReadScript(tenant: number, limited: boolean): Promise<SqlScript> {
+  const secretHash = sha256Hex(KEY.secret);
+  const admission = scriptStatement(admissionQuery(KEY.keyId, secretHash, GATEWAY_CLIENT), "a");
+  const scope = scriptStatement(scopeQuery(KEY.keyId, secretHash), "s");
+  const found = await statementOf("the external read by id", (db) => findReservation(db, reservationId(tenant, 1)));
+  const read = scriptStatement(found, "p", { 1: RANDOM_RESERVATION_ID.expression });
+  const script = sqlScript(RANDOM_RESERVATION_ID.setup, [...(limited ? [admission] : []), "BEGIN", scope, read, "COMMIT"]);
+  return { ...script, variables: { ...script.variables, tenant_digits: tenantDigits(tenant) } };
+}
+
 export async function limiterCost(context: LimiterContext, tenant: number): Promise<LimiterResults> {
   await ensureBenchKey(context.sql, tenant);
   const headers = { "x-api-key": TOKEN };
@@ -89,42 +111,34 @@ request = function()
   return wrk.format("GET", "${V1_PATH}/external/reservations/" .. reservation_id(${tenant}, math.random(1, ${RESERVATIONS_PER_TENANT})))
 end`,
   };
-  const variables = {
-    key_id: KEY.keyId,
-    secret_hash: sha256Hex(KEY.secret),
-    address: GATEWAY_CLIENT,
-    tenant_digits: tenantDigits(tenant),
-  };
-  const sqlPoint = (limited: boolean, clients: number, seconds = context.seconds) =>
-    runSqlLoad({
-      db: context.db,
-      scriptFile: new URL(`./pgbench/${limited ? "external-get-limited" : "external-get"}.sql`, import.meta.url).pathname,
-      variables,
-      clients,
-      seconds,
-    });
-
-  await runLoad({ ...api, connections: 8, seconds: WARM_UP_SECONDS });
-  await sqlPoint(true, 8, WARM_UP_SECONDS);
-  await sqlPoint(false, 8, WARM_UP_SECONDS);
-  const results: LimiterResults = { api: [], sqlWithout: [], sqlWith: [] };
-  for (const connections of LIMITER_CONCURRENCIES) {
-    const apiResult = await runLoad({ ...api, connections, seconds: context.seconds });
-    context.log(`  GET /v1/external/reservations/{id} c=${connections}: ${describe(apiResult)}`);
-    const runs: { limited: boolean; result: SqlLoadResult }[] = [];
-    for (const limited of [true, false, false, true]) {
-      const result = await sqlPoint(limited, connections);
-      context.log(`  SQL ${limited ? "with" : "without"} the limiter c=${connections}: ${result.transactionsPerSecond.toFixed(0)} tx/s, ` +
-        `mean ${result.meanMs.toFixed(2)} ms, errors ${result.errors}`);
-      runs.push({ limited, result });
+  const scripts = { with: await externalReadScript(tenant, true), without: await externalReadScript(tenant, false) };
+  return await withScriptFiles(scripts, async (files) => {
+    const sqlPoint = (limited: boolean, clients: number, seconds = context.seconds) => {
+      const side = limited ? "with" : "without";
+      return runSqlLoad({ db: context.db, scriptFile: files[side], variables: scripts[side].variables, clients, seconds });
+    };
+    await runLoad({ ...api, connections: 8, seconds: WARM_UP_SECONDS });
+    await sqlPoint(true, 8, WARM_UP_SECONDS);
+    await sqlPoint(false, 8, WARM_UP_SECONDS);
+    const results: LimiterResults = { api: [], sqlWithout: [], sqlWith: [] };
+    for (const connections of LIMITER_CONCURRENCIES) {
+      const apiResult = await runLoad({ ...api, connections, seconds: context.seconds });
+      context.log(`  GET /v1/external/reservations/{id} c=${connections}: ${describe(apiResult)}`);
+      const runs: { limited: boolean; result: SqlLoadResult }[] = [];
+      for (const limited of [true, false, false, true]) {
+        const result = await sqlPoint(limited, connections);
+        context.log(`  SQL ${limited ? "with" : "without"} the limiter c=${connections}: ${result.transactionsPerSecond.toFixed(0)} tx/s, ` +
+          `mean ${result.meanMs.toFixed(2)} ms, errors ${result.errors}`);
+        runs.push({ limited, result });
+      }
+      results.api.push(apiResult);
+      results.sqlWith.push(combine(runs.filter((run) => run.limited).map((run) => run.result)));
+      results.sqlWithout.push(combine(runs.filter((run) => !run.limited).map((run) => run.result)));
     }
-    results.api.push(apiResult);
-    results.sqlWith.push(combine(runs.filter((run) => run.limited).map((run) => run.result)));
-    results.sqlWithout.push(combine(runs.filter((run) => !run.limited).map((run) => run.result)));
-  }
-  // Every request was admitted: the key never reached its limit.
-  const [window] = await context.sql<{ requests: number }[]>`
-    select requests from public.api_key_request_windows where api_key_id = ${KEY.id}`;
-  assert.ok((window?.requests ?? 0) < KEY.rateLimit, "the bench key stayed within its limit");
-  return results;
+    // Every request was admitted: the key never reached its limit.
+    const [window] = await context.sql<{ requests: number }[]>`
+      select requests from public.api_key_request_windows where api_key_id = ${KEY.id}`;
+    assert.ok((window?.requests ?? 0) < KEY.rateLimit, "the bench key stayed within its limit");
+    return results;
+  });
 }

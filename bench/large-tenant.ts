@@ -8,24 +8,16 @@
 // the request's context with EXPLAIN (ANALYZE, BUFFERS), and the same two as whole
 // transactions with pgbench.
 import assert from "node:assert/strict";
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from "kysely";
+import type { CompiledQuery } from "kysely";
 import type postgres from "postgres";
-import type { DB } from "../src/db/database.ts";
 import { listGuests } from "../src/guests/queries.ts";
 import { listGuestsQuery } from "../src/guests/schema.ts";
 import { listReservations } from "../src/reservations/queries.ts";
 import { listReservationsQuery } from "../src/reservations/schema.ts";
+import { contextStatement } from "../src/tenancy/request-scope.ts";
 import { LARGE_TENANT, READ_TENANT, tenantId } from "./fixtures.ts";
 import { runSqlLoad, type SqlLoadResult } from "./pgbench.ts";
+import { scriptStatement, sqlScript, statementOf, withScriptFile } from "./statements.ts";
 import { describe, headersFor, type ReadContext, V1_PATH, WARM_UP_SECONDS } from "./reads.ts";
 import { combineRuns, type LoadResult, runLoad } from "./wrk.ts";
 
@@ -111,86 +103,35 @@ export type LargeTenantResult = {
 
 // ---------------------------------------------------------------- the route's statement
 
-// A Kysely that runs nothing: it keeps each statement a query function sends and answers
-// it with no rows. Its adapter and compiler are the pool's dialect's (kysely-postgres-js
-// uses Kysely's own Postgres ones, as src/db/compile-once.ts says), so the text is the
-// API's to the byte.
-function recordingDb(): { db: Kysely<DB>; statements: CompiledQuery[] } {
-  const statements: CompiledQuery[] = [];
-  const connection: DatabaseConnection = {
-    executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-      statements.push(compiled);
-      return Promise.resolve({ rows: [] });
-    },
-    streamQuery(): never {
-      throw new Error("the bench's recording Kysely does not stream");
-    },
-  };
-  const driver: Driver = {
-    init: () => Promise.resolve(),
-    acquireConnection: () => Promise.resolve(connection),
-    beginTransaction: () => Promise.resolve(),
-    commitTransaction: () => Promise.resolve(),
-    rollbackTransaction: () => Promise.resolve(),
-    releaseConnection: () => Promise.resolve(),
-    destroy: () => Promise.resolve(),
-  };
-  const db = new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
-  return { db, statements };
-}
-
 // The page query the route runs for a count: its query string parsed by the route's own
 // schema and handed to its query function, as src/http/resource-endpoints.ts's list does.
 // With no rows to carry a total, a first page asks nothing more, so the first statement is all.
-async function routeStatement(route: LargeTenantRoute, count: MeasuredCount): Promise<CompiledQuery> {
-  const { db, statements } = recordingDb();
+function routeStatement(route: LargeTenantRoute, count: MeasuredCount): Promise<CompiledQuery> {
   const { query } = routes[route];
-  if (routes[route].path === "/guests") {
-    const filter = listGuestsQuery.parse(query);
-    await listGuests(db, filter, { ...filter, count });
-  } else {
-    const filter = listReservationsQuery.parse(query);
-    await listReservations(db, filter, { ...filter, count });
-  }
-  assert.equal(statements.length, 1, `${largeTenantRouteLabel(route)} runs one statement for a first page, count=${count}`);
-  return statements[0]!;
+  return statementOf(`${largeTenantRouteLabel(route)}'s first page, count=${count}`, async (db) => {
+    if (routes[route].path === "/guests") {
+      const filter = listGuestsQuery.parse(query);
+      await listGuests(db, filter, { ...filter, count });
+    } else {
+      const filter = listReservationsQuery.parse(query);
+      await listReservations(db, filter, { ...filter, count });
+    }
+  });
 }
 
 // ---------------------------------------------------------------- the request's context
 
-// The request scope's statement (src/tenancy/request-scope.ts's contextQuery) for the bench
-// owner in a tenant: the role's statement timeout, the claims, the role and the tenant set,
-// the session and membership read. As pgbench variables, or as $1..$4 for postgres.js.
-const CONTEXT_SELECT = (claims: string, tenant: string, session: string, user: string) =>
-  `select set_config('statement_timeout', private.role_statement_timeout('authenticated'), true), ` +
-  `set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true), ` +
-  `set_config('app.tenant_id', ${tenant}, true), private.session_is_active(${session}::uuid, ${user}::uuid) as active, ` +
-  `private.request_member_role() as role`;
-
-type Scope = { claims: string; tenant: string; session: string; user: string };
-
-function scopeOf(context: LargeTenantContext, tenant: number): Scope {
-  return {
-    claims: JSON.stringify(context.claims),
-    tenant: tenantId(tenant),
-    session: String(context.claims.session_id),
-    user: String(context.claims.sub),
-  };
+// The request scope's statement (src/tenancy/request-scope.ts) for the bench owner in the tenant.
+function scopeOf(context: LargeTenantContext, tenant: number): CompiledQuery {
+  return contextStatement(context.claims, tenantId(tenant));
 }
 
 // `work` in one transaction after the request's context, as the bench owner: RLS applies to
 // everything it runs, as to the request's statement. It writes nothing; its settings end with it.
-async function inRequestContext<T>(sql: postgres.Sql, scope: Scope, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+async function inRequestContext<T>(sql: postgres.Sql, scope: CompiledQuery, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return await sql.begin(async (trx) => {
     const [context] = await trx.unsafe<{ active: boolean; role: string | null }[]>(
-      CONTEXT_SELECT("$1", "$2", "$3", "$4"), [scope.claims, scope.tenant, scope.session, scope.user], { prepare: false });
+      scope.sql, scope.parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
     assert.deepEqual([context?.active, context?.role], [true, "owner"], "the bench owner's session is active and an owner's");
     return await work(trx);
   }) as T;
@@ -247,30 +188,12 @@ function median(values: number[]): number {
 
 // ---------------------------------------------------------------- pgbench
 
-// The request as the database sees it: BEGIN, the context, the statement, COMMIT, with
-// the statement's $n as pgbench's :pn, bound like the API's parameters.
-function pgbenchScript(statement: string): string {
-  return [
-    "BEGIN;",
-    `${CONTEXT_SELECT(":claims", ":tenant", ":session", ":user")};`,
-    `${statement.replace(/\$(\d+)/g, ":p$1")};`,
-    "COMMIT;",
-    "",
-  ].join("\n");
-}
-
-const SCRATCH = new URL("../.stack/bench/", import.meta.url);
-
-async function transactionLoad(context: LargeTenantContext, scope: Scope, statement: string, parameters: unknown[]) {
-  await Deno.mkdir(SCRATCH, { recursive: true });
-  const script = await Deno.makeTempFile({ dir: SCRATCH.pathname, prefix: "pgbench-", suffix: ".sql" });
-  try {
-    await Deno.writeTextFile(script, pgbenchScript(statement));
-    const variables = { ...scope, ...Object.fromEntries(parameters.map((value, at) => [`p${at + 1}`, String(value)])) };
-    return await runSqlLoad({ db: context.db, scriptFile: script, clients: 1, seconds: context.seconds, variables, protocol: "extended" });
-  } finally {
-    await Deno.remove(script).catch(() => {});
-  }
+// The request as the database sees it: BEGIN, the context, the statement, COMMIT, each
+// bound as the API binds it.
+async function transactionLoad(context: LargeTenantContext, scope: CompiledQuery, statement: CompiledQuery) {
+  const script = sqlScript([], ["BEGIN", scriptStatement(scope, "c"), scriptStatement(statement, "p"), "COMMIT"]);
+  return await withScriptFile(script, (scriptFile) =>
+    runSqlLoad({ db: context.db, scriptFile, clients: 1, seconds: context.seconds, variables: script.variables, protocol: "extended" }));
 }
 
 // ---------------------------------------------------------------- the part
@@ -339,8 +262,8 @@ async function countCost(context: LargeTenantContext, route: LargeTenantRoute, a
     return { plans, withCountMs, withoutCountMs };
   });
 
-  const withCount = await transactionLoad(context, scope, statement, parameters);
-  const withoutCountLoad = await transactionLoad(context, scope, bare, bareParameters);
+  const withCount = await transactionLoad(context, scope, compiled);
+  const withoutCountLoad = await transactionLoad(context, scope, uncounted);
   const medianWithCountMs = median(explained.withCountMs);
   const medianWithoutCountMs = median(explained.withoutCountMs);
   const result: CountCost = {

@@ -3,9 +3,14 @@
 // function (supabase/functions/bench-ceiling) with a body of the same size.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
+import type { AccessClaims } from "../src/auth/access-token.ts";
+import { findReservation, listReservations } from "../src/reservations/queries.ts";
+import { listReservationsQuery } from "../src/reservations/schema.ts";
+import { contextStatement } from "../src/tenancy/request-scope.ts";
 import { LUA_IDS, RESERVATIONS_PER_TENANT, reservationId, tenantDigits, tenantId } from "./fixtures.ts";
 import type { DbAddress } from "./database.ts";
 import { type SqlLoadResult, runSqlLoad } from "./pgbench.ts";
+import { type ScriptStatement, scriptStatement, type SqlScript, sqlScript, statementOf, withScriptFile } from "./statements.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
 
 export const CONCURRENCIES = [1, 8, 32, 128] as const;
@@ -17,15 +22,13 @@ export type ReadRoute = "list" | "get";
 
 // `v1` is where /v1 is: the gateway's path to the api function by default, or /api/v1
 // on a function's own port.
-export const readRoutes: Record<ReadRoute, { label: string; pgbenchScript: URL; lua: (tenant: number, v1?: string) => string }> = {
+export const readRoutes: Record<ReadRoute, { label: string; lua: (tenant: number, v1?: string) => string }> = {
   list: {
     label: "GET /v1/reservations?limit=20",
-    pgbenchScript: new URL("./pgbench/reservations-list.sql", import.meta.url),
     lua: (_, v1 = V1_PATH) => `request = function() return wrk.format("GET", "${v1}/reservations?limit=20") end`,
   },
   get: {
     label: "GET /v1/reservations/{id}",
-    pgbenchScript: new URL("./pgbench/reservations-get.sql", import.meta.url),
     lua: (tenant, v1 = V1_PATH) => `${LUA_IDS}
 request = function()
   return wrk.format("GET", "${v1}/reservations/" .. reservation_id(${tenant}, math.random(1, ${RESERVATIONS_PER_TENANT})))
@@ -36,7 +39,7 @@ end`,
 export type ReadContext = {
   origin: string;
   token: string;
-  claims: Record<string, unknown>;
+  claims: AccessClaims;
   db: DbAddress;
   sql: postgres.Sql;
   seconds: number;
@@ -86,28 +89,48 @@ export async function apiReads(context: ReadContext, tenant: number): Promise<Re
   return results;
 }
 
-// pgbench's variables for the bench owner in `tenant`, checked once with the request
-// scope's statement: an active session, an owner's membership, the tenant's rows.
-async function sqlVariables(context: ReadContext, tenant: number): Promise<Record<string, string>> {
-  const variables = {
-    claims: JSON.stringify(context.claims),
-    tenant: tenantId(tenant),
-    tenant_digits: tenantDigits(tenant),
-    session: String(context.claims.session_id),
-    user: String(context.claims.sub),
-  };
+// One of a tenant's reservations at random per transaction, like the HTTP run's, for
+// pgbench, which cannot build text: its id in SQL, in fixtures.ts's pattern, from :r (set
+// by the script's setup) and :tenant_digits.
+export const RANDOM_RESERVATION_ID = {
+  setup: [`\\set r random(1, ${RESERVATIONS_PER_TENANT})`],
+  expression: "('b5e' || lpad(:r::text, 5, '0') || '-0000-4000-8000-' || :tenant_digits)::uuid",
+};
+
+// The read route's statement as its query function builds it, for pgbench: the list's
+// first page of 20 with its exact total, or one reservation by an id chosen per
+// transaction (in place of the id the function binds).
+async function routeStatement(route: ReadRoute, tenant: number): Promise<ScriptStatement> {
+  if (route === "list") {
+    const filter = listReservationsQuery.parse({ limit: "20" });
+    return scriptStatement(await statementOf("the list", (db) => listReservations(db, filter, filter)), "p");
+  }
+  const found = await statementOf("the read by id", (db) => findReservation(db, reservationId(tenant, 1)));
+  return scriptStatement(found, "p", { 1: RANDOM_RESERVATION_ID.expression });
+}
+
+// The route's request as the database sees it, for the bench owner in `tenant`, with
+// pgbench -M prepared (as an instance connected directly binds its parameters): BEGIN, the
+// request scope's one statement (src/tenancy/request-scope.ts), the route's statement,
+// COMMIT. The API sends the four at once, where pgbench waits for each answer.
+async function routeScript(context: ReadContext, route: ReadRoute, tenant: number): Promise<SqlScript> {
+  const scope = scriptStatement(contextStatement(context.claims, tenantId(tenant)), "c");
+  const statement = await routeStatement(route, tenant);
+  const script = sqlScript(route === "get" ? RANDOM_RESERVATION_ID.setup : [], ["BEGIN", scope, statement, "COMMIT"]);
+  return { ...script, variables: { ...script.variables, tenant_digits: tenantDigits(tenant) } };
+}
+
+// The request scope's statement for the bench owner in `tenant`, checked once: an active
+// session, an owner's membership, the tenant's rows.
+async function checkScope(context: ReadContext, tenant: number): Promise<void> {
+  const scope = contextStatement(context.claims, tenantId(tenant));
   await context.sql.begin(async (trx) => {
-    const [scope] = await trx<{ active: boolean; role: string | null }[]>`
-      select set_config('request.jwt.claims', ${variables.claims}, true),
-             set_config('role', 'authenticated', true),
-             set_config('app.tenant_id', ${variables.tenant}, true),
-             private.session_is_active(${variables.session}::uuid, ${variables.user}::uuid) as active,
-             private.request_member_role() as role`;
-    assert.deepEqual([scope?.active, scope?.role], [true, "owner"], "pgbench's session is active and an owner's");
+    const [row] = await trx.unsafe<{ active: boolean; role: string | null }[]>(
+      scope.sql, scope.parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
+    assert.deepEqual([row?.active, row?.role], [true, "owner"], "pgbench's session is active and an owner's");
     const [visible] = await trx<{ count: number }[]>`select count(*)::int as count from public.reservations`;
     assert.equal(visible?.count, RESERVATIONS_PER_TENANT, "pgbench's scope sees the tenant's reservations");
   }); // it wrote nothing; its settings end with it
-  return variables;
 }
 
 export type ReadsWithCeilings = {
@@ -126,7 +149,7 @@ export async function readsWithCeilings(
   bodyBytes: Record<ReadRoute, number>,
   tenant: number,
 ): Promise<ReadsWithCeilings> {
-  const variables = await sqlVariables(context, tenant);
+  await checkScope(context, tenant);
   const results: ReadsWithCeilings = {
     api: { list: [], get: [] },
     sql: { list: [], get: [] },
@@ -135,7 +158,7 @@ export async function readsWithCeilings(
   for (const route of ["list", "get"] as const) {
     const { label } = readRoutes[route];
     const api = apiPoint(context, route, tenant);
-    const sql = { db: context.db, scriptFile: readRoutes[route].pgbenchScript.pathname, variables };
+    const script = await routeScript(context, route, tenant);
     const ceilingPath = `${CEILING_PATH}?bytes=${bodyBytes[route]}`;
     const check = await fetch(`${context.origin}${ceilingPath}`);
     assert.equal(check.status, 200, "the bench-ceiling function answers");
@@ -145,19 +168,22 @@ export async function readsWithCeilings(
       requestScript: `request = function() return wrk.format("GET", "${ceilingPath}") end`,
       headers: headersFor(context, tenant),
     };
-    await runLoad({ ...api, connections: 8, seconds: WARM_UP_SECONDS });
-    await runSqlLoad({ ...sql, clients: 8, seconds: WARM_UP_SECONDS });
-    await runLoad({ ...http, connections: 8, seconds: WARM_UP_SECONDS });
-    for (const connections of CONCURRENCIES) {
-      const apiResult = await loadApi(context, route, api, connections);
-      const sqlResult = await runSqlLoad({ ...sql, clients: connections, seconds: context.seconds });
-      context.log(`  SQL ceiling ${label} c=${connections}: ${sqlResult.transactionsPerSecond.toFixed(0)} tx/s, mean ${sqlResult.meanMs.toFixed(2)} ms, errors ${sqlResult.errors}`);
-      const httpResult = await runLoad({ ...http, connections, seconds: context.seconds });
-      context.log(`  HTTP ceiling (${bodyBytes[route]} bytes) c=${connections}: ${describe(httpResult)}`);
-      results.api[route].push(apiResult);
-      results.sql[route].push(sqlResult);
-      results.http[route].push(httpResult);
-    }
+    await withScriptFile(script, async (scriptFile) => {
+      const sql = { db: context.db, scriptFile, variables: script.variables };
+      await runLoad({ ...api, connections: 8, seconds: WARM_UP_SECONDS });
+      await runSqlLoad({ ...sql, clients: 8, seconds: WARM_UP_SECONDS });
+      await runLoad({ ...http, connections: 8, seconds: WARM_UP_SECONDS });
+      for (const connections of CONCURRENCIES) {
+        const apiResult = await loadApi(context, route, api, connections);
+        const sqlResult = await runSqlLoad({ ...sql, clients: connections, seconds: context.seconds });
+        context.log(`  SQL ceiling ${label} c=${connections}: ${sqlResult.transactionsPerSecond.toFixed(0)} tx/s, mean ${sqlResult.meanMs.toFixed(2)} ms, errors ${sqlResult.errors}`);
+        const httpResult = await runLoad({ ...http, connections, seconds: context.seconds });
+        context.log(`  HTTP ceiling (${bodyBytes[route]} bytes) c=${connections}: ${describe(httpResult)}`);
+        results.api[route].push(apiResult);
+        results.sql[route].push(sqlResult);
+        results.http[route].push(httpResult);
+      }
+    });
   }
   return results;
 }

@@ -50,8 +50,8 @@ const refusals: Record<Exclude<KeyState, "active">, string> = {
 
 // Counted outside the request's transaction, so the count stands however the request
 // ends, and the counter's row is locked for this statement only (see aheadOfBegin).
-// An empty address is none.
-const admissionQuery = compileOnce((db, keyId: string, secretHashHex: string, address: string) =>
+// An empty address is none. Exported, as scopeQuery is, for the bench's SQL side (bench/external.ts).
+export const admissionQuery = compileOnce((db, keyId: string, secretHashHex: string, address: string) =>
   sql<Admission>`
     select outcome, policy, quota, window_seconds as "windowSeconds", remaining, reset_seconds as "resetSeconds"
     from private.admit_api_key_request(${keyId}, decode(${secretHashHex}, 'hex'), ${address})`.compile(db)
@@ -60,7 +60,7 @@ const admissionQuery = compileOnce((db, keyId: string, secretHashHex: string, ad
 // The key is checked in FROM, as its owner; the settings and the role switch in the
 // select list follow from its row, all in one statement, with the role's
 // statement_timeout for the statements after it.
-const scopeQuery = compileOnce((db, keyId: string, secretHashHex: string) =>
+export const scopeQuery = compileOnce((db, keyId: string, secretHashHex: string) =>
   sql<{ state: KeyState; tenantId: string; propertyId: string; apiKeyId: string }>`
     select k.state,
            set_config('statement_timeout', private.role_statement_timeout('api_integration'), true),

@@ -46,7 +46,8 @@ const contextQuery = compileOnce((db, claims: string, tenantId: string, sessionI
            private.request_member_role() as role`.compile(db)
 );
 
-function contextStatement(claims: AccessClaims, tenantId: string | null) {
+// Exported for the bench, which runs the same statement with pgbench (bench/reads.ts).
+export function contextStatement(claims: AccessClaims, tenantId: string | null) {
   return contextQuery(JSON.stringify(claims), tenantId ?? "", claims.session_id, claims.sub);
 }
 

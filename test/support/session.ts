@@ -2,6 +2,7 @@
 // admin API creates the account (as an operator would with the service_role key), and
 // a password sign-in at Auth gives the session whose access token the tests send.
 import postgres from "postgres";
+import type { AccessClaims } from "../../src/auth/access-token.ts";
 import { stack } from "./stack.ts";
 
 export type TestUser = {
@@ -63,7 +64,7 @@ export async function ensureAuthUser(user: NewAuthUser): Promise<void> {
 }
 
 // The claims of a token Auth issued, read (not verified: the API under test does that).
-export function tokenClaims(token: string): Record<string, unknown> {
+export function tokenClaims(token: string): AccessClaims {
   const payload = token.split(".")[1];
   if (payload === undefined) throw new Error("not a JWT");
   return JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0))));
