@@ -73,8 +73,8 @@ export const OPAQUE_CONDITION_SELECTIVITY = 0.5;
 //   last row and the count reads only what it needs, often the index alone.
 // - "along": a window count over the rows the page reads. It costs nothing more where
 //   the page reads and sorts every match anyway, which a list does whose filter finds its
-//   rows through a function (the date range, the guest search): there a count apart
-//   would call the function a second time. Elsewhere it makes the page read and hold
+//   rows through a function (the guest search): there a count apart would call the
+//   function a second time. Elsewhere it makes the page read and hold
 //   every matching row, columns and all, before it cuts the page: on a large tenant that
 //   spills to temporary files and takes most of the statement's time.
 export type ExactCount = "apart" | "along";

@@ -29,21 +29,17 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
   if (filter.unitId) query = query.where("unit_id", "=", filter.unitId);
   if (filter.guestId) query = query.where("guest_id", "=", filter.guestId);
-  if (filter.from) query = query.where("check_out", ">", filter.from);
-  if (filter.to) query = query.where("check_in", "<", filter.to);
-  // The stays that meet the dates are found by their stay's GiST index, which RLS keeps
-  // the list's own conditions from using (supabase/migrations/20261129000100_large_tenant_lists.sql);
-  // the list reads them by id, under RLS, and the two conditions above still decide.
-  // A missing date is written as null, not sent as one: through a pooler a null parameter
-  // would cost the statement its values written in (src/db/client-side-binding.ts).
-  const during = Boolean(filter.from || filter.to);
-  if (during) {
-    const date = (value: string | undefined) => value ? sql`${value}::date` : sql`null::date`;
-    query = query.where(sql<boolean>`reservations.id = any(array(
-      select private.reservation_ids_during(${date(filter.from)}, ${date(filter.to)})))`);
+  if (filter.from) {
+    // A stay that meets `from` checked in at most the longest stay's nights before it: a
+    // lower bound on check-in, so that the list reads one range of the check-in index
+    // rather than the tenant's whole history before `from`. The longest stay is read under
+    // the same RLS, one step down an index of stay lengths
+    // (supabase/migrations/20261130000100_stay_dates_by_check_in.sql).
+    query = query.where("check_out", ">", filter.from).where("check_in", ">=", sql<string>`${filter.from}::date -
+      (select max(longest.check_out - longest.check_in) from reservations as longest)`);
   }
-  // Read by id, every stay that meets the dates is sorted for the page: counted along.
-  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" }, during ? "along" : "apart");
+  if (filter.to) query = query.where("check_in", "<", filter.to);
+  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" });
 }
 
 // The API's most frequent read, and the same under lock for a conditional update.

@@ -796,6 +796,34 @@ Deno.test("GET /v1/reservations: from (a night on or after it) and to (arrives b
     assert.deepEqual(paged.pagination, { limit: 1, offset: 1, total: 3, hasMore: true });
   }));
 
+// The list reads check-ins from `from` less the tenant's longest stay: a stay that arrived
+// long before `from` is found as long as it has a night on or after it, whatever stays
+// around it, and a stay made longer moves the bound with it.
+Deno.test("GET /v1/reservations: from finds a long stay that arrived long before it, and the longest stay follows changes", () =>
+  withFixture(async ({ tenant }) => {
+    const ctx = await tenant("list-long-stay");
+    const api = ctx.ownerClient;
+    const property = await createProperty(api);
+    const guest = await createGuest(api);
+    const make = (checkIn: string, checkOut: string) =>
+      createReservation(api, { propertyId: property.id, guestId: guest.id }, { checkIn, checkOut });
+    const long = await make("2027-01-05", "2027-09-01");
+    const short = await make("2027-08-30", "2027-09-02");
+    const ended = await make("2027-08-01", "2027-08-31");
+    const grows = await make("2027-03-01", "2027-03-03");
+    const ids = async (query: string) => (await list(api, query)).data.map((r) => r.id);
+
+    assert.deepEqual(await ids("?from=2027-08-31"), [long.id, short.id], "238 nights before `from`, and one night on it");
+    assert.deepEqual(await ids("?from=2027-08-31&to=2027-09-01"), [long.id, short.id]);
+    assert.deepEqual(await ids("?from=2027-09-01"), [short.id], "the long stay leaves on the 1st");
+    assert.equal((await list(api, "?from=2027-08-31&limit=1")).pagination.total, 2, "the count reads the same range");
+    // Longer than the longest stay so far: the bound moves back with it.
+    await expectMinimal("PATCH", RESERVATION, await api.patch(`/reservations/${grows.id}`, { checkOut: "2027-12-31" }), 204);
+    assert.deepEqual(await ids("?from=2027-12-30"), [grows.id], "305 nights before `from`");
+    assert.deepEqual(await ids("?from=2027-08-31"), [long.id, grows.id, short.id]);
+    assert.ok(!(await ids("?from=2027-08-31")).includes(ended.id));
+  }));
+
 Deno.test("GET /v1/reservations: 400 for a bad query", () =>
   withFixture(async ({ tenant }) => {
     const ctx = await tenant("list400");
