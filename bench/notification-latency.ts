@@ -182,8 +182,12 @@ export async function notificationLatency(context: LatencyContext): Promise<Noti
   // Jobs already queued would be drained with the run's and delay them: they go first,
   // with the schedule still paused, as the pipeline's part does.
   await sql`select pgmq.set_vt('notifications', msg_id, 0) from pgmq.q_notifications where vt > clock_timestamp()`;
-  for (let run = 0; (await callWorkerFunction<{ read: number }>(context.origin, "notifications-worker", context.serviceRoleKey)).read > 0; run++) {
+  await sql`select pgmq.set_vt('notification_events', msg_id, 0) from pgmq.q_notification_events where vt > clock_timestamp()`;
+  for (let run = 0; ; run++) {
     assert.ok(run < 1000, "earlier jobs drain");
+    const drained = await callWorkerFunction<{ read: number; events: number; dropped: number }>(
+      context.origin, "notifications-worker", context.serviceRoleKey);
+    if (drained.read === 0 && drained.events === 0 && drained.dropped === 0) break;
   }
   // Forgetting what they got also restores the doubles' delivery reports, as deployed.
   for (const url of [context.mailUrl, context.smsUrl]) await clearCapture(url);

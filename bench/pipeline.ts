@@ -1,8 +1,9 @@
-// Item 4: check-ins across 100 tenants fanned out as the check-in trigger fans them out
-// (private.fan_out_notifications: the rows and their pgmq jobs in one transaction), each
+// Item 4: check-ins across 100 tenants enqueued as the check-in trigger enqueues them
+// (private.enqueue_notification_event: one event each on notification_events), each
 // reaching the guest by email and by SMS (the tenant opted in, the guest has a number)
 // and the tenant's three staff members in-app; drained by the notifications worker
-// function through the gateway against the SendGrid and Twilio capture servers; and
+// function through the gateway, which makes the events notifications and sends them,
+// against the SendGrid and Twilio capture servers; and
 // pgmq's own ceiling: send, read and delete of as many messages in SQL, in batches of the
 // size the worker claims.
 import assert from "node:assert/strict";
@@ -122,9 +123,15 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   // pipeline's and blur the number: they are made visible and drained first, as the
   // paused schedule would have done.
   await sql`select pgmq.set_vt('notifications', msg_id, 0) from pgmq.q_notifications where vt > clock_timestamp()`;
-  for (let run = 0; (await callWorker(context)).read > 0; run++) assert.ok(run < 1000, "earlier jobs drain");
-  const [queued] = await sql<{ count: number }[]>`select count(*)::int as count from pgmq.q_notifications`;
-  assert.equal(queued?.count, 0, "the notifications queue is empty before the pipeline runs");
+  await sql`select pgmq.set_vt('notification_events', msg_id, 0) from pgmq.q_notification_events where vt > clock_timestamp()`;
+  for (let run = 0; ; run++) {
+    assert.ok(run < 1000, "earlier jobs drain");
+    const drained = await callWorker(context);
+    if (drained.read === 0 && drained.events === 0 && drained.dropped === 0) break;
+  }
+  const [queued] = await sql<{ count: number }[]>`
+    select (select count(*)::int from pgmq.q_notifications) + (select count(*)::int from pgmq.q_notification_events) as count`;
+  assert.equal(queued?.count, 0, "the notifications queue and its events' queue are empty before the pipeline runs");
   for (const url of [context.mailUrl, context.smsUrl]) {
     await clearCapture(url);
     await quietReports(url);
@@ -133,10 +140,10 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   // Interleaved across tenants, as check-ins across many tenants arrive: check-in i belongs
   // to tenant i mod 100, so a claim of consecutive jobs holds several tenants' check-ins.
   const enqueueStarted = performance.now();
-  const ids = await sql<{ id: string }[]>`
-    select unnest(private.fan_out_notifications(stay.tenant_id, 'checkin_reminder', stay.guest_id, stay.id))::text as id
+  const stays = await sql<{ id: string }[]>`
+    select stay.id::text, private.enqueue_notification_event(stay.tenant_id, 'checkin_reminder', stay.id, null)
     from (
-      select r.tenant_id, r.guest_id, r.id
+      select r.tenant_id, r.id
       from generate_series(1, ${context.checkInsPerTenant}) k
       cross join unnest(${tenantIds}::uuid[]) with ordinality t(id, position)
       join public.reservations r
@@ -144,11 +151,16 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
       order by k, t.position
     ) stay`;
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
-  assert.equal(ids.length, expected, `${checkIns} check-ins made ${expected} notifications`);
+  assert.equal(stays.length, checkIns, `${checkIns} check-ins made ${checkIns} events`);
 
   const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
-    { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 } as RunSummary);
+    { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 } as RunSummary);
   context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
+  assert.equal(total.events, checkIns, "every event was made into its notifications");
+  const ids = await sql<{ id: string }[]>`
+    select id::text from public.notifications
+    where reservation_id = any (${stays.map((stay) => stay.id)}::uuid[]) and template_key in ('checkin_reminder', 'check_in_alerts')`;
+  assert.equal(ids.length, expected, `${checkIns} check-ins made ${expected} notifications`);
 
   // Every notification sent once: each email and SMS accepted exactly once by its provider,
   // each in-app one in the inbox of the member it names.

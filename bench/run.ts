@@ -172,7 +172,8 @@ try {
   if (runs("writes")) {
     log("== 3. writes");
     measurements.writes = await writes({ origin: stack.apiUrl, token, sql, seconds, tenants: WRITE_TENANTS, log });
-    // The check-ins' jobs would be drained with the pipeline's; their tenants go at the end.
+    // The check-ins' events would be drained with the pipeline's; their tenants go at the end.
+    await sql`delete from pgmq.q_notification_events where message ->> 'tenantId' like ${`${TENANT_ID_PREFIX}%`}`;
     await sql`delete from pgmq.q_notifications where message ->> 'tenantId' like ${`${TENANT_ID_PREFIX}%`}`;
   }
 

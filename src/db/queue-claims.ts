@@ -42,6 +42,9 @@ export async function drainInClaims<Outcome extends string>(
     logger: Logger;
     mode?: RunMode;
     sleep?: (ms: number) => Promise<void>;
+    // Runs before each read of the queue, in turn with the reads: what puts jobs on the
+    // queue from elsewhere (the notifications worker expands its domain events here).
+    beforeRead?: () => Promise<void>;
   },
   queue: string,
   summary: Record<Outcome | "read", number>,
@@ -78,11 +81,12 @@ export async function drainInClaims<Outcome extends string>(
       }
       const asked = Math.min(settings.claimSize, settings.batchSize - summary.read - asking);
       asking += asked;
-      const claimed = await readInTurn(() =>
-        deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
+      const claimed = await readInTurn(async () => {
+        await deps.beforeRead?.();
+        return await deps.sql<{ msg_id: string; read_ct: number; message: unknown }[]>`
           select msg_id::text, read_ct, message from pgmq.read(${queue}, ${settings.visibilityTimeoutSeconds}, ${asked})
-        `.execute()
-      ).finally(() => asking -= asked);
+        `.execute();
+      }).finally(() => asking -= asked);
       summary.read += claimed.length;
       // Fewer than asked: the queue has nothing more to give now.
       if (claimed.length < asked) exhausted = true;

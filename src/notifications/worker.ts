@@ -32,6 +32,10 @@ import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebh
 import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
+// Where the reservation and access-code triggers put their domain events, which the worker
+// makes into notifications, and their jobs on QUEUE, before it claims jobs
+// (supabase/migrations/20261130000200_notification_events.sql).
+export const EVENTS_QUEUE = "notification_events";
 
 export type WorkerSettings = ClaimSettings & {
   // Deliveries tried before a transient failure becomes `failed`.
@@ -65,7 +69,11 @@ export type WorkerDependencies = {
   logger: Logger;
 };
 
-export type RunSummary = { read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number };
+// `events`: domain events made into notifications; `dropped` also counts the events that
+// reached nobody (their reservation or access code gone) or were not events at all.
+export type RunSummary = {
+  events: number; read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number;
+};
 
 const jobMessage = z.object({ notificationId: z.uuid(), tenantId: z.uuid() });
 
@@ -92,9 +100,30 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
 }
 
 export async function runWorker(deps: WorkerDependencies, mode: RunMode = { follow: false }): Promise<RunSummary> {
-  const summary: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  await drainInClaims({ ...deps, mode }, QUEUE, summary, (jobs) => processClaim(deps, jobs));
+  const summary: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
+  const beforeRead = () => expandEvents(deps, summary);
+  await drainInClaims({ ...deps, mode, beforeRead }, QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
+}
+
+// Up to a claim's worth of domain events made into notifications, in a transaction of
+// their own, so that the jobs they leave are there for the read that follows. An error
+// leaves the events on their queue for the next read; the jobs already there still go.
+async function expandEvents(deps: WorkerDependencies, summary: RunSummary): Promise<void> {
+  try {
+    const [, rows] = await pipelinedTransaction(deps.sql, (tx) => [
+      tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+      // The count in the text, as the claim's load query names its notifications: a
+      // parameter would cost a round trip through the pooler (src/db/worker-context.ts).
+      tx.unsafe(`select expanded, dropped from private.expand_notification_events(${Math.trunc(deps.settings.claimSize)})`, [], { prepare: false }),
+    ]);
+    const [counts] = rows as { expanded: number; dropped: number }[];
+    summary.events += counts?.expanded ?? 0;
+    summary.dropped += counts?.dropped ?? 0;
+    if (counts?.dropped) deps.logger.warn(`${counts.dropped} notification events reached nobody or were malformed`, { queue: EVENTS_QUEUE });
+  } catch (error) {
+    deps.logger.error(`notification events could not be expanded; they will be tried again: ${String(error)}`, { queue: EVENTS_QUEUE });
+  }
 }
 
 // A message for an inbox or a browser: what staff read.

@@ -8,6 +8,7 @@ import { type Client, client, expectStatus, listPage, representation, type Schem
 import { createStay, stepReservation, type Stay } from "../support/domain.ts";
 import {
   drainQueue,
+  expandEvents,
   jobsFor,
   listNotifications,
   mail,
@@ -36,7 +37,10 @@ async function stayWithPhone(api: Client, phone: string | null): Promise<Stay> {
 }
 
 // The reservation's notifications, as (template, recipient type, channel) triples, sorted.
+// What the reservation's events reached, once the worker's step that makes them into
+// notifications has run.
 async function fannedOut(api: Client, reservationId: string): Promise<Notification[]> {
+  await expandEvents();
   const page = await listNotifications(api, `?reservationId=${reservationId}&limit=100`);
   return page.data;
 }
@@ -204,7 +208,7 @@ Deno.test("a push subscription its service calls gone (410) is removed and the p
     await pushService.script(gone.token, { status: 410, body: "" });
     const first = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, first.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, skipped: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, skipped: 1 }));
     const [skipped] = (await fannedOut(t.ownerClient, first.reservation.id)).filter((n) => n.channel === "push");
     assert.equal(skipped!.status, "skipped");
     assert.match(skipped!.statusReason ?? "", /gone \(410\)/);
@@ -215,7 +219,7 @@ Deno.test("a push subscription its service calls gone (410) is removed and the p
     await pushService.script(throttled.token, { status: 429, headers: { "retry-after": "120" }, body: "" });
     const second = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, second.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, retried: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, retried: 1 }));
     const [waiting] = (await fannedOut(t.ownerClient, second.reservation.id)).filter((n) => n.channel === "push");
     assert.equal(waiting!.status, "pending");
     const [job] = await jobsFor(sql, waiting!.id);
@@ -284,6 +288,7 @@ Deno.test("preferences skip each channel at delivery: sms, in_app, push and emai
     await setPreference(api, { templateKey: "checkin_reminder", channel: "sms", enabled: true });
     const stay = await stayWithPhone(api, PHONE);
     await stepReservation(api, stay.reservation.id, "check-in");
+    await expandEvents();
     // Fanned out while every pair was on; switched off before delivery.
     for (const [templateKey, channel] of [
       ["checkin_reminder", "email"], ["checkin_reminder", "sms"], ["check_in_alerts", "in_app"], ["check_in_alerts", "push"],
@@ -312,7 +317,7 @@ Deno.test("a notification that fails for good leaves a system notice in the owne
     // The SMS provider refuses the number for good.
     await sms.script({ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number." } });
     await stepReservation(api, stay.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 2, failed: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, failed: 1 }));
 
     const notices = (await listNotifications(api, "?templateKey=delivery_failed")).data;
     assert.equal(notices.length, 1);

@@ -21,6 +21,8 @@ import {
 } from "../support/domain.ts";
 import {
   drainQueue,
+  eventsFor,
+  expandEvents,
   jobsFor,
   listNotifications,
   mail,
@@ -165,6 +167,13 @@ Deno.test("check-in through the API: a pending checkin_reminder, then one welcom
 
     const since = Date.now();
     await stepReservation(api, stay.reservation.id, "check-in");
+    // The check-in left its event, and nothing else, in its own transaction; the worker
+    // makes the event's notifications before it claims jobs.
+    assert.deepEqual(await eventsFor(sql, stay.reservation.id),
+      [{ tenantId: t.tenantId, templateKey: "checkin_reminder", reservationId: stay.reservation.id, accessCodeId: null }]);
+    assert.equal((await listNotifications(api)).pagination.total, 0, "no notification before the event is expanded");
+    assert.equal(await expandEvents(), 1);
+    assert.deepEqual(await eventsFor(sql, stay.reservation.id), [], "the event is gone with its expansion");
     const page = await listNotifications(api);
     assert.deepEqual(page.pagination, { limit: 20, offset: 0, total: 1, hasMore: false });
     const pending = page.data[0]!;
@@ -211,12 +220,13 @@ Deno.test("check-out through the API: a checkout_summary with the stay and its b
     await expectStatus("POST", "/v1/reservations/{id}/payments", payment, 204);
 
     await stepReservation(api, stay.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "the check-in's email");
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 1, sent: 1 }), "the check-in's event and email");
     await mail.clear();
 
     const since = Date.now();
     const checkedOut = await stepReservation(api, stay.reservation.id, "check-out");
     assert.deepEqual([checkedOut.amountPaid, checkedOut.balance], [10000, 26000]);
+    await expandEvents();
     const page = await listNotifications(api);
     assert.deepEqual(page.data.map((n) => [n.templateKey, n.status]), [["checkout_summary", "pending"], ["checkin_reminder", "sent"]],
       "newest first");
@@ -267,6 +277,7 @@ Deno.test("cancel through the API: a reservation_cancelled email with the reason
     const since = Date.now();
     const response = await api.post(`/reservations/${stay.reservation.id}/cancel`, { reason: "Flight cancelled by the airline" });
     assert.equal(await expectStatus("POST", "/v1/reservations/{id}/cancel", response, 204), undefined);
+    await expandEvents();
     const page = await listNotifications(api);
     assert.equal(page.pagination.total, 1);
     const pending = page.data[0]!;
@@ -359,7 +370,7 @@ Deno.test("opted out of checkin_reminder by email: the check-in's notification i
     await stepReservation(api, first.reservation.id, "check-in");
     const skippedBefore = await notificationFor(api, first.reservation.id, "checkin_reminder");
     await stepReservation(api, first.reservation.id, "check-out");
-    assert.deepEqual(await runWorker(), summary({ read: 2, sent: 1, skipped: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 2, sent: 1, skipped: 1 }), "the check-out's event made in the run");
 
     const skipped = await readNotification(api, skippedBefore.id);
     assert.deepEqual(skipped, {
@@ -385,7 +396,7 @@ Deno.test("opted out of checkin_reminder by email: the check-in's notification i
     assert.equal(optedIn.enabled, true);
     await mail.clear();
     await stepReservation(api, second.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 1, sent: 1 }));
     const welcome = await notificationFor(api, second.reservation.id, "checkin_reminder");
     assert.equal(welcome.status, "sent");
     const [sent, ...more] = await mail.messages();

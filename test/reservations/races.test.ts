@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { expectMinimal, expectProblem, expectStatus, type Page, representation, withFixture } from "../support/api.ts";
 import { createStay, readReservation, type Reservation, stepReservation } from "../support/domain.ts";
+import { eventsFor, expandEvents } from "../support/notifications.ts";
 
 const RESERVATIONS = "/v1/reservations";
 const RESERVATION = "/v1/reservations/{id}";
@@ -62,6 +63,8 @@ Deno.test("20 concurrent check-ins of one reservation: one succeeds, 19 answer 4
       else await expectProblem("POST", `${RESERVATION}/check-in`, response, 409, "lifecycle-transition-refused");
     }
     assert.equal((await readReservation(api, id)).body.status, "checked_in");
+    assert.deepEqual((await eventsFor(sql, id)).map((event) => event.templateKey), ["checkin_reminder"], "exactly one event");
+    await expandEvents();
     const notifications = await sql<{ template_key: string }[]>`
       select template_key from public.notifications where tenant_id = ${tenantId} and reservation_id = ${id}`;
     assert.deepEqual(notifications.map((row) => row.template_key), ["checkin_reminder"], "exactly one notification");

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import type postgres from "postgres";
 import { type Client, expectStatus, listPage, type Page, readOne, type Schemas } from "./api.ts";
 import { createStay, type Stay, stepReservation } from "./domain.ts";
+import { adminSql } from "./session.ts";
 import { functionsDatabase, stack } from "./stack.ts";
 import { type Fate, type ReportPost, type ScriptedResponse, sleep } from "../../local/capture.ts";
 import { createPool } from "../../src/db/pool.ts";
@@ -51,8 +52,29 @@ export async function setPreference(api: Client, body: Schemas["NotificationPref
   return await expectStatus<Preference>("PATCH", PREFERENCES, response, 200);
 }
 
-// The tenant's only notification for a reservation and template, through the API.
+// The domain events on their queue made into notifications, as the worker does before it
+// claims jobs (private.expand_notification_events), without delivering any: what a test
+// reads next are the pending notifications of what it did. How many events were made into
+// notifications.
+export async function expandEvents(): Promise<number> {
+  const sql = adminSql();
+  try {
+    let expanded = 0;
+    for (;;) {
+      const [taken] = await sql<{ expanded: number; dropped: number }[]>`
+        select expanded, dropped from private.expand_notification_events(1000)`;
+      expanded += taken!.expanded;
+      if (taken!.expanded + taken!.dropped === 0) return expanded;
+    }
+  } finally {
+    await sql.end();
+  }
+}
+
+// The tenant's only notification for a reservation and template, through the API, once
+// the events before it are notifications.
 export async function notificationFor(api: Client, reservationId: string, templateKey: TemplateKey): Promise<Notification> {
+  await expandEvents();
   const page: Page<Notification> = await listNotifications(api, `?reservationId=${reservationId}&templateKey=${templateKey}`);
   assert.equal(page.data.length, 1, `one ${templateKey} notification for reservation ${reservationId}: ${JSON.stringify(page.data)}`);
   return page.data[0]!;
@@ -82,7 +104,7 @@ export async function expectFailureNoticed(owner: Client, failedId: string): Pro
 
 // ---------------------------------------------------------------- the worker
 
-export const idle: RunSummary = { read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
+export const idle: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
 
 // A summary with these counts and zero for the rest.
 export function summary(counts: Partial<RunSummary>): RunSummary {
@@ -203,7 +225,7 @@ export async function runWorkerUntilRead(timeoutMs: number, everyMs = 100): Prom
 
 // Empties the queue before a scenario: a job left behind by another test (a retry
 // waiting for its backoff, a job whose tenant is gone) is made visible and the worker
-// runs until it reads nothing, so no leftover consumes a scripted answer or shows up
+// runs until it reads nothing (each run expands the events waiting first), so no leftover consumes a scripted answer or shows up
 // in a run's summary. Then the capture servers forget everything.
 export async function drainQueue(sql: postgres.Sql): Promise<void> {
   await sql`select pgmq.set_vt(${QUEUE}, msg_id, 0) from pgmq.q_notifications where vt > clock_timestamp()`;
@@ -211,11 +233,21 @@ export async function drainQueue(sql: postgres.Sql): Promise<void> {
     assert.ok(run < 100, "the queue did not drain in 100 runs");
     if ((await runWorker()).read === 0) break;
   }
-  const [left] = await sql<{ count: number }[]>`select count(*)::int as count from pgmq.q_notifications`;
-  assert.equal(left!.count, 0, "the queue is empty after draining");
+  const [left] = await sql<{ count: number; events: number }[]>`
+    select (select count(*)::int from pgmq.q_notifications) as count, (select count(*)::int from pgmq.q_notification_events) as events`;
+  assert.deepEqual([left!.count, left!.events], [0, 0], "the queue and its events' queue are empty after draining");
   await mail.clear();
   await sms.clear();
   await pushService.clear();
+}
+
+// The domain events on their queue about one reservation, oldest first.
+export type DomainEvent = { tenantId: string; templateKey: string; reservationId: string; accessCodeId: string | null };
+
+export async function eventsFor(sql: postgres.Sql, reservationId: string): Promise<DomainEvent[]> {
+  const rows = await sql<{ message: DomainEvent }[]>`
+    select message from pgmq.q_notification_events where message ->> 'reservationId' = ${reservationId} order by msg_id`;
+  return rows.map((row) => row.message);
 }
 
 // The queue's jobs for one notification, as the admin connection sees them.

@@ -9,6 +9,7 @@ import type { Fixture } from "./api.ts";
 import { createGuest, createProperty, createRatePlan, createReservation, createUnit } from "./domain.ts";
 import { deliverToInbox } from "./inbox.ts";
 import { issueApiKey } from "./integration.ts";
+import { expandEvents } from "./notifications.ts";
 import { browserSubscription, register, type SubscriptionRegistration } from "./push.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { TestUser } from "./session.ts";
@@ -170,7 +171,8 @@ export async function world(fixture: Fixture): Promise<World> {
   const apiKey = await issueApiKey(owner, property.id);
   const sibling = await issueApiKey(owner, (await createProperty(owner)).id);
   const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id);
-  // The door code's delivery, enqueued by the database.
+  // The door code's delivery, made from its event as the worker makes it.
+  await expandEvents();
   const notices = await listPage<Schemas["Notification"]>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
   assert.ok(notices.data[0], "the door code's notification");
   const notification = notices.data[0].id;

@@ -9,6 +9,7 @@ import type postgres from "postgres";
 import { client, type Client, expectProblem, expectStatus, listPage, readOne, type Schemas, withFixture } from "../support/api.ts";
 import { createStay, type Stay, stepReservation } from "../support/domain.ts";
 import {
+  expandEvents,
   callWorker,
   drainQueue,
   type Fate,
@@ -67,6 +68,7 @@ async function readGuest(api: Client, id: string): Promise<Guest> {
 async function nextDelivery(api: Client, stay: Stay, expected: { sent: number; skipped: number }): Promise<NotificationWithEvents> {
   const created = await api.post(`/reservations/${stay.reservation.id}/access-codes`, {}, { prefer: "return=representation" });
   const code = await expectStatus<Schemas["AccessCode"]>("POST", "/v1/reservations/{id}/access-codes", created, 201);
+  await expandEvents();
   const page = await listPage<Notification>(api, "/v1/notifications", `?reservationId=${stay.reservation.id}&templateKey=access_code_delivery`);
   const pending = page.data.find((notification) => notification.accessCodeId === code.id);
   assert.ok(pending, "the new code's notification");

@@ -11,8 +11,9 @@ select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
 select (:'beta'::jsonb ->> 'tenants')::uuid as beta_tenant \gset
 
--- The access code make_tenant created left an access_code_delivery for Alpha's guest: the
--- worker sent it as message M-1 to the guest's address.
+-- The access code make_tenant created left an access_code_delivery for Alpha's guest (made
+-- from its event as the worker makes it): the worker sent it as message M-1 to the guest's address.
+select expanded from private.expand_notification_events(1000);
 select id as sent_one from public.notifications where tenant_id = tests.fx('tenants') and template_key = 'access_code_delivery' \gset
 update public.notifications set status = 'sent', sent_at = now(), provider_message_id = 'M-1', recipient_address = 'alpha.guest@example.com'
   where id = :'sent_one';

@@ -1,8 +1,9 @@
--- Notifications: the domain's changes enqueue them in the same transaction, RLS keeps
--- them per tenant, the worker's role reads one tenant and records outcomes only.
+-- Notifications: the domain's changes enqueue their events in the same transaction, the
+-- worker's expansion makes them notifications with their jobs, RLS keeps them per tenant,
+-- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(24);
+select plan(30);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -20,45 +21,74 @@ create function tests.jobs_of_tenant(tenant uuid) returns bigint
 language sql security definer set search_path = ''
 as $$ select count(*) from pgmq.q_notifications q where q.message ->> 'tenantId' = tenant::text $$;
 
+create function tests.events_for(reservation uuid) returns jsonb
+language sql security definer set search_path = ''
+as $$ select jsonb_agg(q.message order by q.msg_id) from pgmq.q_notification_events q
+      where q.message ->> 'reservationId' = reservation::text $$;
+
+-- The worker's step before it claims jobs, as the owner the worker connects as.
+create function tests.expand_events() returns table (expanded integer, dropped integer)
+language sql security definer set search_path = ''
+as $$ select * from private.expand_notification_events(1000) $$;
+
 create function tests.notification_for(reservation uuid, template text) returns uuid
 language sql security definer set search_path = ''
 as $$ select n.id from public.notifications n where n.reservation_id = reservation and n.template_key = template $$;
 
+-- The fixtures' door codes' events, made into their notifications first.
+select tests.expand_events();
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 
--- Checking in leaves a pending email to the guest and its job.
+-- Checking in leaves one event and nothing else; the expansion makes it a pending email to
+-- the guest with its job, as old as the check-in.
 update public.reservations set status = 'checked_in' where id = tests.fx('reservations');
+select is(tests.events_for(tests.fx('reservations')),
+  jsonb_build_array(jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'checkin_reminder',
+                                       'reservationId', tests.fx('reservations'), 'accessCodeId', null)),
+  'checking in enqueues its event');
+select is(tests.notification_for(tests.fx('reservations'), 'checkin_reminder'), null, 'and no notification yet');
+select results_eq('select * from tests.expand_events()', $$values (1, 0)$$, 'the expansion takes the event');
+select is(tests.events_for(tests.fx('reservations')), null, 'and deletes it');
 select tests.notification_for(tests.fx('reservations'), 'checkin_reminder') as checkin \gset
-select results_eq(format('select recipient_type, recipient_id, channel, status, body, sent_at from public.notifications where id = %L', :'checkin'),
-  format($$values ('guest'::text, %L::uuid, 'email'::text, 'pending'::text, ''::text, null::timestamptz)$$, tests.fx('guests')),
-  'checking in enqueues a pending email to the guest');
+select results_eq(format('select recipient_type, recipient_id, channel, status, body, sent_at, created_at = now() from public.notifications where id = %L', :'checkin'),
+  format($$values ('guest'::text, %L::uuid, 'email'::text, 'pending'::text, ''::text, null::timestamptz, true)$$, tests.fx('guests')),
+  'a pending email to the guest, created at the check-in''s time');
 select is(tests.jobs_for(:'checkin'), 1::bigint, 'and one job for it');
 select is(tests.job_of(:'checkin'),
   jsonb_build_object('notificationId', :'checkin'::uuid, 'tenantId', tests.fx('tenants')), 'the job names the notification and the tenant');
 
 update public.reservations set status = 'checked_out' where id = tests.fx('reservations');
+select tests.expand_events();
 select isnt(tests.notification_for(tests.fx('reservations'), 'checkout_summary'), null, 'checking out enqueues the summary');
 
--- A rolled-back change leaves neither a notification nor a job.
+-- A rolled-back change leaves no event.
 insert into public.reservations (property_id, unit_id, guest_id, check_in, check_out, status)
   values (tests.fx('properties'), tests.fx('unit2'), tests.fx('guests'), '2031-01-01', '2031-01-03', 'confirmed')
   returning id as second_stay \gset
-select tests.jobs_of_tenant(tests.fx('tenants')) as jobs_before \gset
 savepoint before_cancel;
 update public.reservations set status = 'cancelled' where id = :'second_stay';
-select isnt(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'cancelling enqueues the cancellation');
+select is(jsonb_array_length(tests.events_for(:'second_stay')), 1, 'cancelling enqueues the cancellation');
 rollback to savepoint before_cancel;
-select is(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'a rolled-back cancellation leaves no notification');
-select is(tests.jobs_of_tenant(tests.fx('tenants')), :'jobs_before'::bigint,
-  'and no job');
+select is(tests.events_for(:'second_stay'), null, 'a rolled-back cancellation leaves no event');
 
 insert into public.access_codes (reservation_id) values (:'second_stay') returning id as code \gset
+select is(tests.events_for(:'second_stay') -> 0 ->> 'accessCodeId', :'code', 'a new door code enqueues its event');
+select tests.expand_events();
 select results_eq(format('select template_key, access_code_id, reservation_id from public.notifications where access_code_id = %L', :'code'),
   format($$values ('access_code_delivery'::text, %L::uuid, %L::uuid)$$, :'code', :'second_stay'),
-  'a new door code enqueues its delivery');
+  'and its delivery');
 update public.reservations set notes = 'Late arrival' where id = :'second_stay';
-select is((select count(*) from public.notifications where reservation_id = :'second_stay'), 1::bigint,
-  'other changes enqueue nothing');
+select is(tests.events_for(:'second_stay'), null, 'other changes enqueue nothing');
+
+-- An event whose reservation is gone reaches nobody; one that is not an event is archived.
+select tests.act_as_operator();
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'checkin_reminder',
+  'reservationId', gen_random_uuid(), 'accessCodeId', null));
+select pgmq.send('notification_events', '{"notificationId": "not an event"}'::jsonb);
+select results_eq('select * from tests.expand_events()', $$values (0, 2)$$, 'both dropped');
+select is((select count(*) from pgmq.a_notification_events a where a.message ->> 'notificationId' = 'not an event'), 1::bigint,
+  'the malformed one kept in the archive');
+select tests.act_as('Alpha_staff', tests.fx('tenants'));
 
 -- Members read their tenant's notifications and write none.
 select throws_ok(format('update public.notifications set status = ''sent'', sent_at = now() where id = %L', :'checkin'), '42501', null,
