@@ -65,3 +65,26 @@ export function deliveryForStatus(status: number, reason: string, retryAfter: nu
   if (status === 429 || status >= 500) return { outcome: "transient", reason, retryAfterSeconds: retryAfter };
   return { outcome: "permanent", reason };
 }
+
+// The adapter with at most `inFlight` sends under way at once; the rest wait their turn,
+// in the order they came. A provider that limits an account's concurrent requests (the
+// SMS provider refuses the rest with 429) is then asked no more than that, however many
+// jobs a claim holds and however many claims run side by side.
+export function withSendsInFlight<Adapter extends ChannelAdapter>(adapter: Adapter, inFlight: number): Adapter {
+  if (!Number.isInteger(inFlight) || inFlight < 1) throw new Error(`sends in flight must be a whole number from 1: ${inFlight}`);
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  const send = async (message: OutgoingMessage): Promise<Delivery> => {
+    if (running >= inFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await adapter.send(message);
+    } finally {
+      // The slot passes straight to the next in line, or is given back.
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+  return { ...adapter, send };
+}

@@ -5,15 +5,14 @@
 // set before anything is read: docs/contract.md, Delivery processing);
 // the provider calls run concurrently, outside any transaction; one transaction then
 // records every outcome with its job's deletion (or postponement).
-import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
-import { compileNow } from "../db/compile-once.ts";
+import type { Database } from "../db/database.types.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
-import type { ChannelAdapter, Delivery, EmailAdapter } from "./delivery.ts";
+import { type ChannelAdapter, type Delivery, type EmailAdapter, withSendsInFlight } from "./delivery.ts";
 import { deliverEmails, type PreparedEmail } from "./email-batch.ts";
 import { personalizeEmail } from "./personalize.ts";
 import type { PushResult, PushSender, PushSubscriptionKeys } from "./push.ts";
@@ -40,6 +39,10 @@ export const EVENTS_QUEUE = "notification_events";
 export type WorkerSettings = ClaimSettings & {
   // Deliveries tried before a transient failure becomes `failed`.
   maxAttempts: number;
+  // SMS requests under way at once, across a run's claims: the SMS provider refuses an
+  // account's requests beyond its concurrency limit with 429, so a claim's texts wait
+  // their turn rather than go out all at once.
+  smsInFlight: number;
   baseDelaySeconds: number;
   maxDelaySeconds: number;
 };
@@ -47,11 +50,12 @@ export type WorkerSettings = ClaimSettings & {
 export const defaultWorkerSettings: WorkerSettings = {
   batchSize: 5000,
   runBudgetMs: 8000,
-  claimSize: 50,
+  claimSize: 100,
   claimsInFlight: 2,
   visibilityTimeoutSeconds: 60,
   followPollMs: 250,
   maxAttempts: 6,
+  smsInFlight: 20,
   baseDelaySeconds: 30,
   maxDelaySeconds: 3600,
 };
@@ -101,8 +105,9 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
 
 export async function runWorker(deps: WorkerDependencies, mode: RunMode = { follow: false }): Promise<RunSummary> {
   const summary: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  const beforeRead = () => expandEvents(deps, summary);
-  await drainInClaims({ ...deps, mode, beforeRead }, QUEUE, summary, (jobs) => processClaim(deps, jobs));
+  const run = { ...deps, adapters: { ...deps.adapters, sms: withSendsInFlight(deps.adapters.sms, deps.settings.smsInFlight) } };
+  const beforeRead = () => expandEvents(run, summary);
+  await drainInClaims({ ...run, mode, beforeRead }, QUEUE, summary, (jobs) => processClaim(run, jobs));
   return summary;
 }
 
@@ -495,7 +500,7 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
     queries.flatMap(({ tenantId, query }) => [
       workerContext(tx, tenantId),
       // Never prepared: its text names the claim's notifications, so it differs every time.
-      tx.unsafe<LoadedRow[]>(query.sql, [], { prepare: false }),
+      tx.unsafe<LoadedRow[]>(query, [], { prepare: false }),
     ])
   );
   queries.forEach(({ group }, index) => {
@@ -559,47 +564,30 @@ function present<Row, Column extends keyof Row>(
   return columns.every((column) => row[column] !== null);
 }
 
-// Everything the notifications need, read under RLS in their tenant in one query, the
-// notifications named in its text (see src/db/worker-context.ts). Building it takes about 40 µs a
-// tenant; the round trips a parameter would cost take a thousand times that.
-const loadQuery = (notificationIds: readonly string[]) => compileNow((db) =>
-  db.selectFrom("notifications as n")
-    .leftJoin("notification_preferences as np", (join) =>
-      join.onRef("np.tenant_id", "=", "n.tenant_id").onRef("np.template_key", "=", "n.template_key")
-        .onRef("np.channel", "=", "n.channel"))
-    .leftJoin("reservations as r", (join) => join.onRef("r.tenant_id", "=", "n.tenant_id").onRef("r.id", "=", "n.reservation_id"))
-    .leftJoin("guests as g", (join) => join.onRef("g.tenant_id", "=", "r.tenant_id").onRef("g.id", "=", "r.guest_id"))
-    .leftJoin("properties as p", (join) => join.onRef("p.tenant_id", "=", "r.tenant_id").onRef("p.id", "=", "r.property_id"))
-    .leftJoin("units as u", (join) => join.onRef("u.tenant_id", "=", "r.tenant_id").onRef("u.id", "=", "r.unit_id"))
-    .leftJoin("access_codes as c", (join) => join.onRef("c.tenant_id", "=", "n.tenant_id").onRef("c.id", "=", "n.access_code_id"))
-    .select([
-      "n.id", "n.template_key", "n.channel", "n.status", "np.enabled", "n.recipient_id", "n.recipient_type",
-      "n.recipient_address", "n.context", "n.created_at", "r.id as reservation_id", "r.checked_in_at",
-      "g.id as guest_id", "g.first_name", "g.last_name", "g.email", "g.phone", "g.locale", "g.email_undeliverable_at",
-      "g.email_undeliverable_reason",
-      "p.name as property_name", "p.timezone", "p.address_line1", "p.city", "p.phone as property_phone",
-      "p.email as property_email", "p.check_in_time", "p.check_out_time",
-      "u.name as unit_name",
-      "r.confirmation_code", "r.check_in", "r.check_out", "r.adults", "r.children", "r.total_amount", "r.amount_paid",
-      "r.balance", "r.currency", "r.cancellation_reason",
-      "c.code", "c.valid_from", "c.valid_until", "c.status as code_status",
-      // Whether a member it is for still is one; who a system notice reaches; a member's browsers.
-      raw<string | null>`(select m.role::text from public.tenant_memberships m
-                          where m.tenant_id = n.tenant_id and m.user_id = n.recipient_id)`.as("member_role"),
-      raw<string[] | null>`case when n.recipient_type = 'system' then array(
-        select m.user_id from public.tenant_memberships m
-        where m.tenant_id = n.tenant_id and m.role in ('owner', 'admin') order by m.user_id) end`.as("manager_ids"),
-      raw<PushSubscriptionRow[] | null>`case when n.channel = 'push' then (
-        select coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'endpoint', s.endpoint, 'p256dh', s.p256dh, 'auth', s.auth)
-                                  order by s.created_at, s.id), '[]'::jsonb)
-        from public.push_subscriptions s where s.tenant_id = n.tenant_id and s.user_id = n.recipient_id) end`
-        .as("push_subscriptions"),
-    ])
-    .where(raw<boolean>`n.id in (${raw.raw(notificationIds.map(uuidLiteral).join(", "))})`)
-    .compile()
-);
+// Everything the notifications need, read under RLS in their tenant in one call of
+// private.load_notification_claim, which keeps its plan for the connection
+// (supabase/migrations/20261130000300_load_notification_claim.sql); the notifications
+// are named in the call's text (see src/db/worker-context.ts). A left join reads its
+// columns as nullable, so every column but the notification's own may be null here.
+const loadQuery = (notificationIds: readonly string[]) =>
+  `select * from private.load_notification_claim(array[${notificationIds.map(uuidLiteral).join(", ")}]::uuid[])`;
 
-type LoadedRow = ReturnType<typeof loadQuery> extends CompiledQuery<infer Row> ? Row : never;
+type Row<Table extends keyof Database["public"]["Tables"]> = Database["public"]["Tables"][Table]["Row"];
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
+// The function's columns, typed from the tables they come from.
+type LoadedRow =
+  & Pick<Row<"notifications">, "id" | "template_key" | "channel" | "status" | "recipient_id" | "recipient_type" | "recipient_address" | "context" | "created_at">
+  & Nullable<Pick<Row<"notification_preferences">, "enabled">>
+  & Nullable<Pick<Row<"reservations">,
+    | "checked_in_at" | "confirmation_code" | "check_in" | "check_out" | "adults" | "children" | "total_amount" | "amount_paid"
+    | "balance" | "currency" | "cancellation_reason">>
+  & { reservation_id: string | null; guest_id: string | null }
+  & Nullable<Pick<Row<"guests">, "first_name" | "last_name" | "email" | "phone" | "locale" | "email_undeliverable_at" | "email_undeliverable_reason">>
+  & Nullable<Pick<Row<"properties">, "timezone" | "address_line1" | "city" | "check_in_time" | "check_out_time">>
+  & { property_name: string | null; property_phone: string | null; property_email: string | null; unit_name: string | null }
+  & Nullable<Pick<Row<"access_codes">, "code" | "valid_from" | "valid_until">>
+  & { code_status: string | null; member_role: string | null; manager_ids: string[] | null; push_subscriptions: PushSubscriptionRow[] | null };
 
 // The figures private.enqueue_nightly_summaries fixed for the night, and what a system
 // notice is about, as the database wrote them.

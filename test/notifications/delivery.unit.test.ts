@@ -2,7 +2,7 @@
 // worth another try, any other refusal is final, and Retry-After is read in seconds or as
 // an HTTP date. delivery.test.ts follows notifications from the API to the mailbox.
 import assert from "node:assert/strict";
-import { deliveryForStatus, retryAfterSeconds } from "../../src/notifications/delivery.ts";
+import { type Delivery, deliveryForStatus, type OutgoingMessage, retryAfterSeconds, withSendsInFlight } from "../../src/notifications/delivery.ts";
 
 const now = Date.parse("2026-11-22T09:30:00Z");
 
@@ -23,4 +23,46 @@ Deno.test("429 and 5xx are transient, keeping Retry-After; every other refusal i
   for (const status of [400, 401, 403, 404, 413, 422]) {
     assert.deepEqual(deliveryForStatus(status, "refused", 5), { outcome: "permanent", reason: "refused" }, String(status));
   }
+});
+
+Deno.test("withSendsInFlight: never more sends under way than allowed, the rest in the order they came; a send that throws frees its slot", async () => {
+  let running = 0;
+  let most = 0;
+  const started: string[] = [];
+  const finish = new Map<string, (outcome: Delivery | Error) => void>();
+  const adapter = withSendsInFlight({
+    disabledReason: null,
+    send: (message: OutgoingMessage) => {
+      running++;
+      most = Math.max(most, running);
+      started.push(message.to);
+      return new Promise<Delivery>((resolve, reject) => {
+        finish.set(message.to, (outcome) => {
+          running--;
+          if (outcome instanceof Error) reject(outcome);
+          else resolve(outcome);
+        });
+      });
+    },
+  }, 2);
+  const message = (to: string): OutgoingMessage => ({ notificationId: to, tenantId: "t", templateKey: "k", to, subject: "", html: "", text: "" });
+  const accepted: Delivery = { outcome: "accepted", providerMessageId: null };
+  const sends = Promise.allSettled(["a", "b", "c", "d", "e"].map((to) => adapter.send(message(to))));
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  await settle();
+  assert.deepEqual(started, ["a", "b"], "two at once");
+  finish.get("b")!(new Error("the network"));
+  await settle();
+  assert.deepEqual(started, ["a", "b", "c"], "the failed send's slot goes to the next in line");
+  finish.get("a")!(accepted);
+  finish.get("c")!(accepted);
+  await settle();
+  assert.deepEqual(started, ["a", "b", "c", "d", "e"]);
+  finish.get("d")!(accepted);
+  finish.get("e")!(accepted);
+  const outcomes = await sends;
+  assert.deepEqual(outcomes.map((outcome) => outcome.status), ["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+  assert.equal(most, 2);
+  assert.equal(running, 0);
+  assert.throws(() => withSendsInFlight(adapter, 0), /whole number from 1/);
 });

@@ -9,7 +9,7 @@ import { defaultWorkerSettings, runWorker } from "../../../src/notifications/wor
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 
 const optional = (name: string) => Deno.env.get(name) || null;
-const seconds = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
+const numberFromEnv = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
 // A connection lost under postgres.js's own query must not end the function
@@ -57,9 +57,11 @@ const adapters = {
 
 const settings = {
   ...defaultWorkerSettings,
-  baseDelaySeconds: seconds("NOTIFICATIONS_RETRY_BASE_SECONDS", defaultWorkerSettings.baseDelaySeconds),
-  maxDelaySeconds: seconds("NOTIFICATIONS_RETRY_MAX_SECONDS", defaultWorkerSettings.maxDelaySeconds),
-  maxAttempts: seconds("NOTIFICATIONS_MAX_ATTEMPTS", defaultWorkerSettings.maxAttempts),
+  baseDelaySeconds: numberFromEnv("NOTIFICATIONS_RETRY_BASE_SECONDS", defaultWorkerSettings.baseDelaySeconds),
+  maxDelaySeconds: numberFromEnv("NOTIFICATIONS_RETRY_MAX_SECONDS", defaultWorkerSettings.maxDelaySeconds),
+  maxAttempts: numberFromEnv("NOTIFICATIONS_MAX_ATTEMPTS", defaultWorkerSettings.maxAttempts),
+  // The SMS provider's concurrency limit for the account, or less.
+  smsInFlight: numberFromEnv("NOTIFICATIONS_SMS_IN_FLIGHT", defaultWorkerSettings.smsInFlight),
 };
 
 // What it runs with, once per start; the secrets' presence at most, never their values.
@@ -68,6 +70,7 @@ jsonLogger.info("the notifications worker is serving", {
   sms: adapters.sms.disabledReason ?? "enabled",
   push: adapters.push.disabledReason ?? "enabled",
   maxAttempts: settings.maxAttempts,
+  smsInFlight: settings.smsInFlight,
   retryBaseSeconds: settings.baseDelaySeconds,
   retryMaxSeconds: settings.maxDelaySeconds,
 });

@@ -3,7 +3,7 @@
 -- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(30);
+select plan(32);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -105,7 +105,12 @@ select is((select count(*) from public.notifications where tenant_id = tests.fx(
   'the worker in Beta''s context reads none of Alpha''s notifications');
 select is(tests.rows_changed(format('update public.notifications set status = ''sent'', sent_at = now() where id = %L', :'checkin')),
   0::bigint, 'nor changes them');
+select is((select count(*) from private.load_notification_claim(array[:'checkin'::uuid])), 0::bigint,
+  'nor loads them for a claim');
 select tests.act_as_worker(tests.fx('tenants'));
+select results_eq(format('select id, template_key, first_name, confirmation_code is not null from private.load_notification_claim(array[%L::uuid])', :'checkin'),
+  format($$values (%L::uuid, 'checkin_reminder'::text, 'Ada'::text, true)$$, :'checkin'),
+  'in Alpha''s context the claim loads the notification with its guest and stay');
 select lives_ok(format('update public.notifications set subject = ''Welcome'', body = ''<p>Welcome</p>'', status = ''sent'', sent_at = now(), attempts = 1 where id = %L', :'checkin'),
   'the worker records a delivery');
 select throws_ok(format('update public.notifications set template_key = ''checkout_summary'' where id = %L',
