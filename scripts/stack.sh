@@ -286,8 +286,11 @@ ensure_cluster() {
   if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     say "starting Postgres on 127.0.0.1:$DB_PORT"
     # The port on the command line wins over the one written at initdb, so a cluster
-    # follows PMS_PORT_BASE when it changes between runs.
-    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "-p $DB_PORT" -w -t 60 start >/dev/null
+    # follows PMS_PORT_BASE when it changes between runs. pg_cron runs a job over a libpq
+    # connection of its own, to localhost by default, where the cluster asks for a
+    # password it does not have: every job failed with "connection failed". Over the
+    # socket the postgres role is trusted, as Supabase's own database lets pg_cron in.
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "-p $DB_PORT -c cron.host=$sock" -w -t 60 start >/dev/null
   fi
   apply_supabase_baseline
 }

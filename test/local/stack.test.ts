@@ -38,6 +38,29 @@ Deno.test("Supabase Auth has run every one of its own migrations, and they alone
   }
 });
 
+// pg_cron runs each job over a libpq connection of its own to cron.host. The cluster asks
+// for a password over TCP, which pg_cron does not have; over its socket the postgres role
+// is trusted. So the stack points pg_cron at the socket, and a job's connection, made the
+// way pg_cron makes it (no password), gets in.
+Deno.test("pg_cron's jobs can connect: cron.host is the cluster's socket, where postgres gets in without a password, and no run since the start failed to connect", async () => {
+  const sql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [settings] = await sql<{ host: string; sockets: string; port: string; failed: number }[]>`
+      select current_setting('cron.host') as host, current_setting('unix_socket_directories') as sockets,
+             current_setting('port') as port,
+             (select count(*)::int from cron.job_run_details
+              where return_message = 'connection failed' and start_time > pg_postmaster_start_time()) as failed`;
+    assert.ok(settings!.sockets.split(",").map((dir) => dir.trim()).includes(settings!.host),
+      `cron.host ${settings!.host} is one of the socket directories ${settings!.sockets}`);
+    assert.equal(settings!.failed, 0, "no pg_cron run since the cluster started failed to connect");
+    const job = await run("psql", ["-h", settings!.host, "-p", settings!.port, "-U", "postgres", "-d", "postgres", "-w", "-Atc", "select 1"],
+      { env: { PGPASSWORD: "" } });
+    assert.deepEqual([job.code, job.stdout.trim()], [0, "1"], job.stderr);
+  } finally {
+    await sql.end();
+  }
+});
+
 Deno.test("the status block shows Auth running with the version its binary reports", async () => {
   const version = (await run(stack.authBin, ["version"])).stdout.trim();
   assert.match(version, /^v\d+\.\d+\.\d+$/);
