@@ -3,7 +3,7 @@
 -- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(32);
+select plan(35);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -88,6 +88,28 @@ select pgmq.send('notification_events', '{"notificationId": "not an event"}'::js
 select results_eq('select * from tests.expand_events()', $$values (0, 2)$$, 'both dropped');
 select is((select count(*) from pgmq.a_notification_events a where a.message ->> 'notificationId' = 'not an event'), 1::bigint,
   'the malformed one kept in the archive');
+
+-- One event whose notifications cannot be written holds back none of the others: the
+-- batch falls back to one event at a time, and the one that still fails is archived.
+create function tests.refuse_notifications_of() returns trigger language plpgsql as $$
+begin
+  if new.reservation_id::text = current_setting('tests.refused_stay', true) then
+    raise exception 'this stay''s notifications are refused' using errcode = 'P0001';
+  end if;
+  return new;
+end $$;
+create trigger tests_refuse_notifications before insert on public.notifications
+  for each row execute function tests.refuse_notifications_of();
+select set_config('tests.refused_stay', tests.fx('reservations')::text, true);
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'reservation_cancelled',
+  'reservationId', tests.fx('reservations'), 'accessCodeId', null));
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'reservation_cancelled',
+  'reservationId', :'second_stay'::uuid, 'accessCodeId', null));
+select results_eq('select * from tests.expand_events()', $$values (1, 1)$$, 'the other event is expanded, the refused one dropped');
+select is((select count(*) from pgmq.a_notification_events a where a.message ->> 'reservationId' = tests.fx('reservations')::text),
+  1::bigint, 'and the refused one kept in the archive');
+select isnt(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'while the other made its notification');
+drop trigger tests_refuse_notifications on public.notifications;
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 
 -- Members read their tenant's notifications and write none.
