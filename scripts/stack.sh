@@ -269,6 +269,14 @@ EOF
 # What a Supabase database has before any migration, into the cluster at DB_PORT.
 apply_supabase_baseline() { psql_admin -f "$ROOT/local/postgres/supabase-baseline.sql" >/dev/null; }
 
+# The command line every start of the cluster gets. The port on it wins over the one
+# written at initdb, so a cluster follows PMS_PORT_BASE when it changes between runs.
+# pg_cron runs a job over a libpq connection of its own, to localhost by default, where
+# the cluster asks for a password it does not have: every job failed with "connection
+# failed". Over the socket the postgres role is trusted, as Supabase's own database lets
+# pg_cron in.
+postgres_options() { echo "-p $DB_PORT -c cron.host=$(socket_dir)"; }
+
 ensure_cluster() {
   local data="$PGDATA_DIR" log="$LOGS/postgres.log" sock
   sock=$(socket_dir)
@@ -285,12 +293,7 @@ ensure_cluster() {
   [ "$log" = "$LOGS/postgres.log" ] || ln -sfn "$log" "$LOGS/postgres.log"
   if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
     say "starting Postgres on 127.0.0.1:$DB_PORT"
-    # The port on the command line wins over the one written at initdb, so a cluster
-    # follows PMS_PORT_BASE when it changes between runs. pg_cron runs a job over a libpq
-    # connection of its own, to localhost by default, where the cluster asks for a
-    # password it does not have: every job failed with "connection failed". Over the
-    # socket the postgres role is trusted, as Supabase's own database lets pg_cron in.
-    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "-p $DB_PORT -c cron.host=$sock" -w -t 60 start >/dev/null
+    as_pg "$PGBIN/pg_ctl" -D "$data" -l "$log" -o "$(postgres_options)" -w -t 60 start >/dev/null
   fi
   apply_supabase_baseline
 }
@@ -813,7 +816,7 @@ db() {
   [ -f "$PGDATA_DIR/PG_VERSION" ] || die "no cluster in $PGDATA_DIR: run stack.sh up first"
   case "${1:-}" in
     stop) as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null ;;
-    start) as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$(readlink -f "$LOGS/postgres.log")" -o "-p $DB_PORT" -w -t 60 start >/dev/null ;;
+    start) as_pg "$PGBIN/pg_ctl" -D "$PGDATA_DIR" -l "$(readlink -f "$LOGS/postgres.log")" -o "$(postgres_options)" -w -t 60 start >/dev/null ;;
     *) die "usage: stack.sh db stop|start" ;;
   esac
 }
