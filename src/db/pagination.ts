@@ -27,7 +27,7 @@ export const pageOnly = z.strictObject(pageQuery);
 // How a list counts its total, as a client asks with Prefer: count=<mode>
 // (src/http/prefer.ts; docs/api.md, Lists: pages and counts):
 // - exact, the default: every matching row, counted by the page's own statement (see
-//   ExactCount for how).
+//   paginate for how).
 // - none: nothing. The page's statement has no count; it fetches one row more than the
 //   page, which tells whether more follow.
 // - planned: the planner's estimate of the matching rows, from EXPLAIN of the list's
@@ -66,18 +66,6 @@ export type ScopeColumns<TB extends keyof DB> = { tenant: StringReference<DB, TB
 // each table the query reads; an integration's policies have no such condition.
 // test/db/pagination.test.ts holds the policies to this.
 export const OPAQUE_CONDITION_SELECTIVITY = 0.5;
-
-// How the page's statement counts an exact total:
-// - "apart", the default: a sub-select of its own that counts the matches and nothing
-//   else, run once. Where the list's order comes from an index, the page stops at its
-//   last row and the count reads only what it needs, often the index alone.
-// - "along": a window count over the rows the page reads. It costs nothing more where
-//   the page reads and sorts every match anyway, which a list does whose filter finds its
-//   rows through a function (the guest search): there a count apart would call the
-//   function a second time. Elsewhere it makes the page read and hold
-//   every matching row, columns and all, before it cuts the page: on a large tenant that
-//   spills to temporary files and takes most of the statement's time.
-export type ExactCount = "apart" | "along";
 
 // A page, and how its total was counted.
 export type Listed<T> = { data: T[]; pagination: Pagination; counted: CountMode };
@@ -144,12 +132,16 @@ export async function paginate<TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page: Page,
   columns: ScopeColumns<TB>,
-  exactCount: ExactCount = "apart",
 ): Promise<Listed<O>> {
   const count = page.count ?? "exact";
   if (count === "exact") {
-    const total = exactCount === "along" ? sql<number>`count(*) over ()` : countOf(query);
-    const rows = await query.select(total.as("__total")).limit(page.limit).offset(page.offset).execute();
+    // The count is a sub-select of its own, run once, that counts the matches and nothing
+    // else: where the list's order comes from an index, the page stops at its last row and
+    // the count reads only what it needs, often the index alone. A window count over the
+    // page's rows would make the page read and hold every matching row, columns and all,
+    // before it cuts the page: on a large tenant that spilled to temporary files and took
+    // most of the statement's time.
+    const rows = await query.select(countOf(query).as("__total")).limit(page.limit).offset(page.offset).execute();
     return await pageWithTotal<O>(rows, page, async () => {
       const counted = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as("n")).executeTakeFirst();
       return counted?.n ?? 0;

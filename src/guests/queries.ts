@@ -2,7 +2,7 @@ import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
-import { type Page, paginate } from "../db/pagination.ts";
+import { type Listed, type Page, pageAhead, pageWithTotal, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
 import type { createGuestBody, listGuestsQuery, updateGuestBody } from "./schema.ts";
 
@@ -20,21 +20,45 @@ function containing(text: string): string {
 // Every query runs under the request's context, where RLS limits rows to its tenant.
 // Names sort by lower() because the database collates bytewise (C) and
 // guests_tenant_name_idx is built on lower(); the raw names would put "de Vries" after "Zhou".
-export function listGuests(db: Reads, filter: z.output<typeof listGuestsQuery>, page: Page) {
+export function listGuests(db: Reads, filter: z.output<typeof listGuestsQuery>, page: Page): Promise<Listed<Guest>> {
+  if (filter.q && !filter.email) return searchGuests(db, containing(filter.q), page);
   let query = db.selectFrom("guests").select(columns)
     .orderBy((eb) => eb.fn("lower", ["last_name"]))
     .orderBy((eb) => eb.fn("lower", ["first_name"]))
     .orderBy("id");
-  // The matches are found with the trigram index, which RLS keeps a plain ILIKE from
-  // using (supabase/migrations/20261129000100_large_tenant_lists.sql); the list reads
-  // them by id, under RLS.
-  if (filter.q) {
-    query = query.where(sql<boolean>`guests.id = any(array(select private.guest_ids_matching(${containing(filter.q)})))`);
-  }
-  // lower(email), as guests_tenant_email_idx is built: addresses are stored as given.
+  // lower(email), as guests_tenant_email_idx is built: addresses are stored as given. The
+  // few guests of one address are those a search beside it looks through.
   if (filter.email) query = query.where((eb) => eb(eb.fn("lower", ["email"]), "=", filter.email));
-  // Read by id, every match of a search is sorted for the page: counted along.
-  return paginate(query, page, { tenant: ["tenant_id"] }, filter.q ? "along" : "apart");
+  if (filter.q) {
+    const pattern = containing(filter.q);
+    query = query.where((eb) =>
+      eb.or([eb("first_name", "ilike", pattern), eb("last_name", "ilike", pattern), eb("email", "ilike", pattern)])
+    );
+  }
+  return paginate(query, page, { tenant: ["tenant_id"] });
+}
+
+type Guest = Awaited<ReturnType<typeof findGuest>> & object;
+
+// The search: private.guest_search_page finds the matches with the trigram index (which
+// RLS keeps a plain ILIKE from using: supabase/migrations/20261129000100_large_tenant_lists.sql),
+// sorts and counts them there, and names the page's ids in order with the total; the list
+// reads those rows under RLS. Sorting every match is what finds the page, so the total
+// comes with it: every count but none is exact here, and says so by leaving
+// Preference-Applied out (docs/api.md, Lists: pages and counts).
+async function searchGuests(db: Reads, pattern: string, page: Page): Promise<Listed<Guest>> {
+  const ahead = page.count === "none" ? 1 : 0;
+  const found = (limit: number) =>
+    sql<{ ids: string[]; total: number }>`private.guest_search_page(${pattern}, ${limit}, ${page.offset})`.as("found");
+  const rows = await db.selectFrom("guests")
+    .innerJoin(found(page.limit + ahead), (join) => join.on(sql<boolean>`guests.id = any(found.ids)`))
+    .select(columns).select(sql<number>`found.total`.as("__total"))
+    .orderBy(sql`array_position(found.ids, guests.id)`)
+    .execute();
+  if (ahead) return pageAhead(rows.map(({ __total: _, ...row }) => row), page, null, "none");
+  // A page past the end has no row to carry the total: the function is asked for it alone.
+  return await pageWithTotal<Guest>(rows, page, async () =>
+    (await db.selectFrom(found(0)).select("found.total").executeTakeFirst())?.total ?? 0);
 }
 
 export function findGuest(db: Reads, id: string) {

@@ -123,8 +123,20 @@ Deno.test("GET /v1/guests: each count, a big tenant's estimate and a small one's
     assert.deepEqual((await list("?limit=5", "count=none")).pagination, { limit: 5, offset: 0, total: null, hasMore: true });
     const estimated = await list("?limit=5", "count=estimated");
     assert.ok(estimated.pagination.total! > 1000 && estimated.applied === "count=estimated", `${estimated.pagination.total}`);
-    const searched = await list("?q=guest%20000&limit=5", "count=estimated");
-    assert.deepEqual(searched.pagination, { limit: 5, offset: 0, total: 99, hasMore: true }, "Guest 00001 to Guest 00099, exactly");
+    // A search sorts every match to find its page and counts them as it goes: an estimate
+    // or a plan would cost more than the exact count it already has, which it answers
+    // without Preference-Applied. Only none leaves the total out.
+    for (const count of ["count=estimated", "count=planned", "count=exact"]) {
+      const searched = await list("?q=guest%20000&limit=5&offset=95", count);
+      assert.deepEqual([searched.pagination, searched.data.length, searched.applied],
+        [{ limit: 5, offset: 95, total: 99, hasMore: false }, 4, count === "count=exact" ? "count=exact" : null],
+        `Guest 00001 to Guest 00099, exactly: ${count}`);
+    }
+    const searchedPastTheEnd = await list("?q=guest%20000&limit=5&offset=120", "count=planned");
+    assert.deepEqual([searchedPastTheEnd.pagination, searchedPastTheEnd.data], [{ limit: 5, offset: 120, total: 99, hasMore: false }, []]);
+    const searchedUncounted = await list("?q=guest%20000&limit=5&offset=90", "count=none");
+    assert.deepEqual([searchedUncounted.pagination, searchedUncounted.data.length, searchedUncounted.applied],
+      [{ limit: 5, offset: 90, total: null, hasMore: true }, 5, "count=none"]);
 
     // The planner reads each tenant's share of the table from its statistics.
     const bigPlanned = (await list("?limit=1", "count=planned")).pagination.total!;
