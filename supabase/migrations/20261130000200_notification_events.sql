@@ -133,10 +133,7 @@ revoke all on function private.fan_out_notification_events(jsonb) from public;
 -- the caller's transaction: if it fails, the events are back at once, and nothing of them
 -- was made. An event that is not one this project sends is archived (pgmq.a_notification_events
 -- keeps it for an operator); one whose reservation or access code is gone is deleted with
--- the others, having reached nobody. Should the batch's fan-out fail, each event is made
--- alone, and one that still fails is archived with a warning naming the error, so that
--- no event can hold back the ones behind it. Returns how many were expanded, and
--- dropped either way.
+-- the others, having reached nobody. Returns how many were expanded, and dropped either way.
 create or replace function private.expand_notification_events(max_events integer)
 returns table (expanded integer, dropped integer)
 language plpgsql security definer
@@ -148,8 +145,6 @@ declare
   events jsonb := '[]';
   finished bigint[] := '{}';
   malformed bigint[] := '{}';
-  failed bigint[] := '{}';
-  reached integer;
 begin
   for taken in
     select q.msg_id, q.message as m, q.enqueued_at
@@ -171,30 +166,14 @@ begin
   end loop;
   expanded := 0;
   if cardinality(finished) > 0 then
-    begin
-      select f.events_reached into expanded from private.fan_out_notification_events(events) f;
-    exception when others then
-      for i in 1 .. cardinality(finished) loop
-        begin
-          select f.events_reached into reached from private.fan_out_notification_events(jsonb_build_array(events -> (i - 1))) f;
-          expanded := expanded + reached;
-        exception when others then
-          raise warning 'notification event % could not be made into notifications (%: %); archived',
-            finished[i], sqlstate, sqlerrm;
-          failed := failed || finished[i];
-        end;
-      end loop;
-      finished := array(select f from unnest(finished) f where f <> all (failed));
-    end;
+    select f.events_reached into expanded from private.fan_out_notification_events(events) f;
     perform pgmq.delete('notification_events', finished);
   end if;
   if cardinality(malformed) > 0 then
     raise warning 'notification events % are not events this project sends; archived', malformed;
+    perform pgmq.archive('notification_events', malformed);
   end if;
-  if cardinality(malformed || failed) > 0 then
-    perform pgmq.archive('notification_events', malformed || failed);
-  end if;
-  dropped := cardinality(finished) - expanded + cardinality(malformed) + cardinality(failed);
+  dropped := cardinality(finished) - expanded + cardinality(malformed);
   return next;
 end
 $$;
