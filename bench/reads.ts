@@ -73,7 +73,7 @@ function apiPoint(context: ReadContext, route: ReadRoute, tenant: number) {
 }
 
 async function loadApi(context: ReadContext, route: ReadRoute, point: ReturnType<typeof apiPoint>, connections: number) {
-  const result = await runLoad({ ...point, connections, seconds: context.seconds });
+  const result = await runLoad({ ...point, connections, seconds: context.seconds, observe: context.sql });
   context.log(`  ${readRoutes[route].label} c=${connections}: ${describe(result)}`);
   return result;
 }
@@ -189,5 +189,7 @@ export async function readsWithCeilings(
 }
 
 export function describe(result: LoadResult): string {
-  return `${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, errors ${result.errors}`;
+  const { machineMs, databaseMs, databaseWait } = result.pauses;
+  return `${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, errors ${result.errors}, ` +
+    `longest pause: machine ${machineMs.toFixed(0)} ms, a statement ${databaseMs.toFixed(0)} ms${databaseWait ? ` (${databaseWait})` : ""}`;
 }

@@ -228,15 +228,15 @@ export function markdown(report: Report): string {
       "",
       `**API reads** (one tenant among ${fixed(report.tenants)} with ${fixed(report.reservationsPerTenant)} reservations each; ceilings measured in the same run)`,
       "",
-      "| route | conn | API req/s | p50 ms | p99 ms | errors | SQL ceiling tx/s | HTTP ceiling req/s | API / lower ceiling |",
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+      "| route | conn | API req/s | p50 ms | p99 ms | errors | longest pause ms: machine, statement | SQL ceiling tx/s | HTTP ceiling req/s | API / lower ceiling |",
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     );
     for (const route of routes) {
       CONCURRENCIES.forEach((connections, i) => {
         const api = reads[route].api[i]!;
         lines.push(
           `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
-            `${api.errors} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
+            `${api.errors} | ${fixed(api.pauses.machineMs)}, ${fixed(api.pauses.databaseMs)} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
             `${percent(share[route][i]!)} |`,
         );
       });
@@ -290,13 +290,16 @@ export function markdown(report: Report): string {
       "",
       "**Writes** (32 connections, random bench tenants; check-ins ran with, without, without and with the trigger, each side's two runs taken together, their p50 and p99 the worse of the two)",
       "",
-      "| route | req/s | p50 ms | p99 ms | errors |",
-      "|---|--:|--:|--:|--:|",
+      "| route | req/s | p50 ms | p99 ms | errors | longest pause: machine ms | longest statement ms (its wait) |",
+      "|---|--:|--:|--:|--:|--:|--:|",
       ...([
         ["PATCH /v1/guests/{id}", writes.patchGuest],
         ["POST /v1/reservations/{id}/check-in", writes.checkIn],
         ["the same, notification trigger disabled", writes.checkInWithoutTrigger],
-      ] as const).map(([label, r]) => `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} |`),
+      ] as const).map(([label, r]) =>
+        `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} | ` +
+        `${fixed(r.pauses.machineMs)} | ${fixed(r.pauses.databaseMs)}${r.pauses.databaseWait ? ` (${r.pauses.databaseWait})` : ""} |`
+      ),
       "",
       `Trigger cost: ${percent(ratios.triggerCost)} of check-in throughput.`,
     );

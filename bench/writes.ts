@@ -61,7 +61,7 @@ end`;
 }
 
 export async function writes(context: WriteContext): Promise<WriteResults> {
-  const base = { origin: context.origin, headers: { authorization: `Bearer ${context.token}` } };
+  const base = { origin: context.origin, headers: { authorization: `Bearer ${context.token}` }, observe: context.sql };
   const connections = WRITE_CONNECTIONS;
   // Short of the last confirmed stays of each tenant, which the notification latency part checks in.
   const available = (context.tenants.last - context.tenants.first + 1) * (CONFIRMED_PER_TENANT - LATENCY_CONFIRMED_PER_TENANT);

@@ -1,6 +1,11 @@
 // One load point with wrk (Debian's package): a fixed number of connections for a fixed
 // time against the gateway, with the requests a Lua script makes. wrk is C on one
-// thread, so on a two-core machine it leaves the most CPU to what is measured.
+// thread, so on a two-core machine it leaves the most CPU to what is measured. Its p50
+// and p99 are corrected for coordinated omission (see pauses.ts), and every point says
+// what stood still while it ran.
+import type postgres from "postgres";
+import { longerPauses, type Pauses, watchPauses } from "./pauses.ts";
+
 export type LoadResult = {
   connections: number;
   seconds: number;
@@ -11,6 +16,9 @@ export type LoadResult = {
   meanMs: number;
   // Refused or broken connections, timeouts, and answers with a status of 400 or more.
   errors: number;
+  // When the point began (ISO 8601), to set it beside the cluster's log.
+  startedAt: string;
+  pauses: Pauses;
 };
 
 export type LoadPoint = {
@@ -22,6 +30,8 @@ export type LoadPoint = {
   // globals below; it may also keep state of its own (one Lua state: one thread).
   requestScript: string;
   headers: Record<string, string>;
+  // The database whose statements to watch while the point runs, if any.
+  observe?: postgres.Sql;
 };
 
 // The `done` hook prints one line of JSON; what wrk prints itself is left unread.
@@ -62,12 +72,20 @@ export async function runLoad(point: LoadPoint): Promise<LoadResult> {
   const script = await Deno.makeTempFile({ dir: SCRATCH.pathname, prefix: "wrk-", suffix: ".lua" });
   try {
     await Deno.writeTextFile(script, `${headerLines}\n${point.requestScript}\n${REPORT}`);
-    const output = await new Deno.Command("wrk", {
-      args: ["-t1", `-c${point.connections}`, `-d${point.seconds}s`, "--timeout", "10s", "-s", script, point.origin],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const startedAt = new Date().toISOString();
+    const watch = watchPauses(point.observe);
+    let output: Deno.CommandOutput;
+    let pauses: Pauses;
+    try {
+      output = await new Deno.Command("wrk", {
+        args: ["-t1", `-c${point.connections}`, `-d${point.seconds}s`, "--timeout", "10s", "-s", script, point.origin],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    } finally {
+      pauses = await watch.stop();
+    }
     const stdout = new TextDecoder().decode(output.stdout);
     const line = stdout.split("\n").find((text) => text.startsWith("BENCH-RESULT "));
     if (output.code !== 0 || !line) {
@@ -84,6 +102,8 @@ export async function runLoad(point: LoadPoint): Promise<LoadResult> {
       p99Ms: report.p99Us / 1000,
       meanMs: report.meanUs / 1000,
       errors: report.connect + report.read + report.write + report.status + report.timeout,
+      startedAt,
+      pauses,
     };
   } finally {
     await Deno.remove(script).catch(() => {});
@@ -103,5 +123,7 @@ export function combineRuns(runs: LoadResult[]): LoadResult {
     p99Ms: Math.max(...runs.map((run) => run.p99Ms)),
     meanMs: requests === 0 ? 0 : runs.reduce((sum, run) => sum + run.meanMs * run.requests, 0) / requests,
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    startedAt: runs[0]!.startedAt,
+    pauses: runs.map((run) => run.pauses).reduce(longerPauses),
   };
 }
