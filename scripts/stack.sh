@@ -263,6 +263,10 @@ max_connections = 300
 shared_buffers = 512MB
 fsync = on
 log_min_messages = warning
+# What a stall in a benchmark's tail would be: checkpoints are logged by default; lock
+# waits past deadlock_timeout (1 s) and autovacuum runs over a second are not.
+log_lock_waits = on
+log_autovacuum_min_duration = 1s
 EOF
 }
 
