@@ -114,7 +114,7 @@ export async function directAndPooled(context: ReadContext, tenant: number): Pro
       if (route === "list") await assertPaths(context.sql, since);
       for (const [at, connections] of CONCURRENCIES.entries()) {
         for (const instance of at % 2 === 0 ? instances : [...instances].reverse()) {
-          const result = await runLoad({ ...point(instance), connections, seconds: context.seconds });
+          const result = await runLoad({ ...point(instance), connections, seconds: context.seconds, observe: context.sql });
           context.log(`  ${label} c=${connections} ${instance.path}: ${describe(result)}`);
           results[route][instance.path].push(result);
         }

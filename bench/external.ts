@@ -122,7 +122,7 @@ end`,
     await sqlPoint(false, 8, WARM_UP_SECONDS);
     const results: LimiterResults = { api: [], sqlWithout: [], sqlWith: [] };
     for (const connections of LIMITER_CONCURRENCIES) {
-      const apiResult = await runLoad({ ...api, connections, seconds: context.seconds });
+      const apiResult = await runLoad({ ...api, connections, seconds: context.seconds, observe: context.sql });
       context.log(`  GET /v1/external/reservations/{id} c=${connections}: ${describe(apiResult)}`);
       const runs: { limited: boolean; result: SqlLoadResult }[] = [];
       for (const limited of [true, false, false, true]) {

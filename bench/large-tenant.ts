@@ -312,7 +312,7 @@ export async function largeTenant(context: LargeTenantContext): Promise<LargeTen
       // Small, large, large, small: a machine growing busier or quieter weighs on both alike.
       const runs: SideBySide["runs"] = [];
       for (const side of ["small", "large", "large", "small"] as const) {
-        const result = await runLoad({ ...point(side === "small" ? small : large, count), connections, seconds: context.seconds });
+        const result = await runLoad({ ...point(side === "small" ? small : large, count), connections, seconds: context.seconds, observe: context.sql });
         runs.push({ tenant: side, result });
         context.log(`  ${label}, count=${count}, ${side} tenant c=${connections}: ${describe(result)}`);
       }

@@ -14,8 +14,9 @@ import type postgres from "postgres";
 export type Pauses = {
   // The longest the bench's 10 ms timer fired late, in milliseconds.
   machineMs: number;
-  // The longest a client statement was seen running, in milliseconds (0 without a database to watch).
-  databaseMs: number;
+  // The longest a client statement was seen running, in milliseconds; null when the
+  // point's statements were not watched (the HTTP ceiling, a warm-up).
+  databaseMs: number | null;
   // Its wait event when it was seen (type:event), or null when it was running.
   databaseWait: string | null;
   // The first characters of that statement.
@@ -60,7 +61,7 @@ export function watchPauses(sql?: postgres.Sql): { stop(): Promise<Pauses> } {
       await sampling;
       return {
         machineMs,
-        databaseMs: longest?.ms ?? 0,
+        databaseMs: sql === undefined ? null : longest?.ms ?? 0,
         databaseWait: longest?.wait ?? null,
         databaseStatement: longest?.statement ?? null,
       };
@@ -70,7 +71,7 @@ export function watchPauses(sql?: postgres.Sql): { stop(): Promise<Pauses> } {
 
 // The longer of two watches' pauses, each side with what was seen with it.
 export function longerPauses(a: Pauses, b: Pauses): Pauses {
-  const database = b.databaseMs > a.databaseMs ? b : a;
+  const database = (b.databaseMs ?? -1) > (a.databaseMs ?? -1) ? b : a;
   return {
     machineMs: Math.max(a.machineMs, b.machineMs),
     databaseMs: database.databaseMs,

@@ -191,5 +191,6 @@ export async function readsWithCeilings(
 export function describe(result: LoadResult): string {
   const { machineMs, databaseMs, databaseWait } = result.pauses;
   return `${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, errors ${result.errors}, ` +
-    `longest pause: machine ${machineMs.toFixed(0)} ms, a statement ${databaseMs.toFixed(0)} ms${databaseWait ? ` (${databaseWait})` : ""}`;
+    `longest pause: machine ${machineMs.toFixed(0)} ms` +
+    (databaseMs === null ? "" : `, a statement ${databaseMs.toFixed(0)} ms${databaseWait ? ` (${databaseWait})` : ""}`);
 }

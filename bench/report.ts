@@ -8,6 +8,7 @@ import { LARGE_TENANT, RESERVATIONS_PER_TENANT } from "./fixtures.ts";
 import { type LargeTenantResult, type LargeTenantRoute, largeTenantRoutes, type MeasuredCount, measuredCounts } from "./large-tenant.ts";
 import { type Channel, channels, type NotificationLatencyResult } from "./notification-latency.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
+import type { Pauses } from "./pauses.ts";
 import type { PipelineResult } from "./pipeline.ts";
 import type { WebhooksResult } from "./webhooks.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
@@ -187,6 +188,7 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
 const providerChannels: Channel[] = ["email", "sms"];
 
 const fixed = (value: number, digits = 0) => value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const statementMs = (pauses: Pauses) => pauses.databaseMs === null ? "not watched" : fixed(pauses.databaseMs);
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
 
 // docs/benchmarks.md with its latest results replaced by the run `name`'s tables: the
@@ -236,7 +238,7 @@ export function markdown(report: Report): string {
         const api = reads[route].api[i]!;
         lines.push(
           `| ${readRoutes[route].label} | ${connections} | ${fixed(api.requestsPerSecond)} | ${fixed(api.p50Ms, 1)} | ${fixed(api.p99Ms, 1)} | ` +
-            `${api.errors} | ${fixed(api.pauses.machineMs)}, ${fixed(api.pauses.databaseMs)} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
+            `${api.errors} | ${fixed(api.pauses.machineMs)}, ${statementMs(api.pauses)} | ${fixed(reads[route].sqlCeiling[i]!.transactionsPerSecond)} | ${fixed(reads[route].httpCeiling[i]!.requestsPerSecond)} | ` +
             `${percent(share[route][i]!)} |`,
         );
       });
@@ -298,7 +300,7 @@ export function markdown(report: Report): string {
         ["the same, notification trigger disabled", writes.checkInWithoutTrigger],
       ] as const).map(([label, r]) =>
         `| ${label} | ${fixed(r.requestsPerSecond)} | ${fixed(r.p50Ms, 1)} | ${fixed(r.p99Ms, 1)} | ${r.errors} | ` +
-        `${fixed(r.pauses.machineMs)} | ${fixed(r.pauses.databaseMs)}${r.pauses.databaseWait ? ` (${r.pauses.databaseWait})` : ""} |`
+        `${fixed(r.pauses.machineMs)} | ${statementMs(r.pauses)}${r.pauses.databaseWait ? ` (${r.pauses.databaseWait})` : ""} |`
       ),
       "",
       `Trigger cost: ${percent(ratios.triggerCost)} of check-in throughput.`,
