@@ -11,6 +11,7 @@ import {
   checkedIn,
   deliveryColumns,
   drainQueue,
+  expectRunWithFailures,
   expireBackoff,
   jobsFor,
   mail,
@@ -90,7 +91,7 @@ Deno.test("an address SendGrid would refuse fails alone before any request, sayi
     const bad = all[1]!;
     await sql`update public.guests set email = 'ana..silva@guest.example' where id = ${bad.stay.guest.id}`;
 
-    assert.deepEqual(await runWorker(), summary({ read: 4, sent: 3, failed: 1 }));
+    expectRunWithFailures(await runWorker(), { read: 4, sent: 3, failed: 1 });
 
     const failed = await readNotification(t.ownerClient, bad.pending.id);
     assert.deepEqual([failed.status, failed.sentAt], ["failed", null]);
@@ -117,7 +118,7 @@ Deno.test("SendGrid refusing one address of a batch with a 400: the batch is spl
     const refused = all[3]!;
     await mail.refuse(refused.stay.guest.email!);
 
-    assert.deepEqual(await runWorker(), summary({ read: 5, sent: 4, failed: 1 }));
+    expectRunWithFailures(await runWorker(), { read: 5, sent: 4, failed: 1 });
 
     // Five refused; the first three taken, the last two refused; of those, one refused, one taken.
     const requests = await mail.requests();

@@ -7,8 +7,10 @@ import type postgres from "postgres";
 import { type Client, client, expectStatus, listPage, representation, type Schemas, withFixture } from "../support/api.ts";
 import { createStay, stepReservation, type Stay } from "../support/domain.ts";
 import {
+  deliverNotice,
   drainQueue,
   expandEvents,
+  expectRunWithFailures,
   jobsFor,
   listNotifications,
   mail,
@@ -317,14 +319,14 @@ Deno.test("a notification that fails for good leaves a system notice in the owne
     // The SMS provider refuses the number for good.
     await sms.script({ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number." } });
     await stepReservation(api, stay.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, failed: 1 }));
+    expectRunWithFailures(await runWorker(), { events: 1, read: 3, sent: 2, failed: 1 });
 
     const notices = (await listNotifications(api, "?templateKey=delivery_failed")).data;
     assert.equal(notices.length, 1);
     assert.equal(notices[0]!.recipientType, "system");
     assert.equal(notices[0]!.recipientId, null);
     assert.equal(notices[0]!.channel, "in_app");
-    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
+    await deliverNotice(notices[0]!);
     const ownerInbox = (await inbox(api, "?templateKey=delivery_failed")).data;
     assert.equal(ownerInbox.length, 1);
     assert.ok(ownerInbox[0]!.body.includes("not a valid phone number"), ownerInbox[0]!.body);

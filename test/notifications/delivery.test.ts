@@ -23,6 +23,7 @@ import {
   drainQueue,
   eventsFor,
   expandEvents,
+  expectRunWithFailures,
   jobsFor,
   listNotifications,
   mail,
@@ -445,7 +446,7 @@ Deno.test("a guest without an email address: the check-in's notification fails w
     await stepReservation(api, stay.reservation.id, "check-in");
     const pending = await notificationFor(api, stay.reservation.id, "checkin_reminder");
 
-    assert.deepEqual(await runWorker(), summary({ read: 1, failed: 1 }));
+    expectRunWithFailures(await runWorker(), { read: 1, failed: 1 });
     const failed = await readNotification(api, pending.id);
     assert.deepEqual(failed, {
       ...pending, status: "failed", statusReason: "the guest has no email address", updatedAt: failed.updatedAt, events: [],
@@ -467,7 +468,7 @@ Deno.test("a cancelled reservation deleted before the worker runs: its notificat
 
     const orphan = await readNotification(api, pending.id);
     assert.deepEqual(orphan, { ...pending, reservationId: null, updatedAt: orphan.updatedAt, events: [] }, "it lets go of the reservation");
-    assert.deepEqual(await runWorker(), summary({ read: 1, failed: 1 }));
+    expectRunWithFailures(await runWorker(), { read: 1, failed: 1 });
     const failed = await readNotification(api, pending.id);
     assert.deepEqual([failed.status, failed.statusReason, failed.sentAt], ["failed", "its reservation no longer exists", null]);
     assert.deepEqual(await mail.requests(), []);
