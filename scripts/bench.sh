@@ -22,9 +22,11 @@ if ! command -v wrk >/dev/null; then
     { echo "could not install Debian's wrk" >&2; exit 1; }
 fi
 
-# The stack's own output goes to its log; a failure prints its tail.
+# The stack's own output goes to its log, but for the keys and the JWT secret it prints for
+# a user (.stack/stack.env holds them; no log may); a failure prints its tail.
 mkdir -p .stack/logs
-if ! bash scripts/stack.sh up >.stack/logs/bench-stack.log 2>&1; then
+if ! bash scripts/stack.sh up 2>&1 | { grep -vE '^ *(JWT secret|anon key|service_role key): ' || true; } \
+  >.stack/logs/bench-stack.log; then
   tail -n 30 .stack/logs/bench-stack.log >&2
   echo "the local stack did not come up" >&2
   exit 1
