@@ -16,6 +16,7 @@ set local session_replication_role = replica;
 delete from public.notifications x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.tasks x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.reservations x using bench_gone g where x.tenant_id = g.tenant_id;
+delete from public.reservation_status_tallies x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.guests x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.units x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.properties x using bench_gone g where x.tenant_id = g.tenant_id;

@@ -109,4 +109,10 @@ from bench_large_tenant t,
                          case when dates.spread < 8 then 'cancelled' when dates.spread < 20 then 'pending' else 'confirmed' end
                      end as status) stay;
 
+-- The status tallies the reservation trigger would have written, one row a property and status.
+insert into public.reservation_status_tallies (tenant_id, property_id, status, reservations)
+select r.tenant_id, r.property_id, r.status, count(*)::integer
+from public.reservations r join bench_large_tenant t on t.tenant_id = r.tenant_id
+group by r.tenant_id, r.property_id, r.status;
+
 commit;

@@ -73,4 +73,10 @@ select t.tenant_id,
 from bench_new_tenants t, generate_series(1, 1000) r,
      lateral (select date '2026-01-01' + ((r - 1) / 20) * 4 as check_in) stay;
 
+-- The status tallies the reservation trigger would have written, one row a status.
+insert into public.reservation_status_tallies (tenant_id, property_id, status, reservations)
+select r.tenant_id, r.property_id, r.status, count(*)::integer
+from public.reservations r join bench_new_tenants t on t.tenant_id = r.tenant_id
+group by r.tenant_id, r.property_id, r.status;
+
 commit;

@@ -915,6 +915,44 @@ export type Database = {
           },
         ];
       };
+      "reservation_status_tallies": {
+        Row: {
+          "property_id": string;
+          "reservations": number;
+          "status": string;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "property_id": string;
+          "reservations": number;
+          "status": string;
+          "tenant_id": string;
+        };
+        Update: {
+          "property_id"?: string;
+          "reservations"?: number;
+          "status"?: string;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "reservation_status_tallies_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "reservation_status_tallies_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "reservations": {
         Row: {
           "adults": number;

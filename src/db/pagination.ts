@@ -1,4 +1,4 @@
-import { type SelectQueryBuilder, sql, type StringReference } from "kysely";
+import { type RawBuilder, type SelectQueryBuilder, sql, type StringReference } from "kysely";
 import { z } from "zod";
 import type { Pagination } from "../http/respond.ts";
 import type { DB } from "./database.ts";
@@ -127,11 +127,14 @@ function countOf<TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, u
 
 // One page of `query` and its total, counted as `page.count` says (see CountMode). The
 // default, exact, is one statement, and so is none; planned and estimated may cost one
-// more, the planner's estimate.
+// more, the planner's estimate. `keptTotal`, where the list's filters allow one, is a
+// sub-select of a total the database keeps (a tally), which the exact page reads in place
+// of counting the matches: it must equal their count in any snapshot.
 export async function paginate<TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page: Page,
   columns: ScopeColumns<TB>,
+  keptTotal?: RawBuilder<number>,
 ): Promise<Listed<O>> {
   const count = page.count ?? "exact";
   if (count === "exact") {
@@ -141,7 +144,8 @@ export async function paginate<TB extends keyof DB, O>(
     // page's rows would make the page read and hold every matching row, columns and all,
     // before it cuts the page: on a large tenant that spilled to temporary files and took
     // most of the statement's time.
-    const rows = await query.select(countOf(query).as("__total")).limit(page.limit).offset(page.offset).execute();
+    const total = keptTotal ?? countOf(query);
+    const rows = await query.select(total.as("__total")).limit(page.limit).offset(page.offset).execute();
     return await pageWithTotal<O>(rows, page, async () => {
       const counted = await query.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as("n")).executeTakeFirst();
       return counted?.n ?? 0;

@@ -39,7 +39,23 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
       (select max(longest.check_out - longest.check_in) from reservations as longest)`);
   }
   if (filter.to) query = query.where("check_in", "<", filter.to);
-  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" });
+  return paginate(query, page, { tenant: ["tenant_id"], property: "property_id" }, statusTally(db, filter));
+}
+
+// The exact total of a list filtered by status, property, both or neither, from the
+// tallies the reservation triggers keep per tenant, property and status, under the same
+// policies as the reservations (supabase/migrations/20261130000800_reservation_status_tallies.sql):
+// a sum of a few rows in place of a count of every match. A list with any other filter
+// (one added later included) is counted.
+const tallied = new Set(["status", "propertyId", "limit", "offset"]);
+
+function statusTally(db: Reads, filter: ReservationFilter) {
+  if (Object.entries(filter).some(([key, value]) => value !== undefined && !tallied.has(key))) return undefined;
+  let tally = db.selectFrom("reservation_status_tallies")
+    .select(sql<number>`coalesce(sum(reservations), 0)::integer`.as("reservations"));
+  if (filter.status) tally = tally.where("status", "in", filter.status);
+  if (filter.propertyId) tally = tally.where("property_id", "=", filter.propertyId);
+  return sql<number>`${tally}`;
 }
 
 // The API's most frequent read, and the same under lock for a conditional update.

@@ -71,14 +71,21 @@ Deno.test("the statements each count sends: exact counts in the page's, none cou
         big.read((db) => listReservations(db, filter, pageOf(count, at.tenantId, 10, offset)));
 
       // Exact, asked or not: one statement, the count a sub-select of its own beside the
-      // page, which stops at its last row; no window holds the matches.
+      // page, which stops at its last row; no window holds the matches. A filter the
+      // status tallies hold sums them instead of counting.
       for (const count of [undefined, "exact"] as const) {
-        const { listed, statements } = await list(confirmed, count);
+        const { listed, statements } = await list({ ...confirmed, guestId: at.guestId }, count);
         assert.equal(listed.pagination.total, 1100);
         assert.equal(statements.length, 1, count);
-        assert.match(statements[0]!.sql, /\(select count\(\*\) from \(select 1 as "one" from "reservations" where "status" in \(\$1\)\) as matching\) as "__total"/);
+        assert.match(statements[0]!.sql, /\(select count\(\*\) from \(select 1 as "one" from "reservations" where "status" in \(\$1\) and "guest_id" = \$2\) as matching\) as "__total"/);
         assert.doesNotMatch(statements[0]!.sql, / over \(/);
         assert.equal(statements[0]!.parameters.at(-2), 10, "limit: the page");
+
+        const tallied = await list(confirmed, count);
+        assert.equal(tallied.listed.pagination.total, 1100);
+        assert.equal(tallied.statements.length, 1, count);
+        assert.match(tallied.statements[0]!.sql, /\(select coalesce\(sum\(reservations\), 0\)::integer as "reservations" from "reservation_status_tallies" where "status" in \(\$\d+\)\) as "__total"/);
+        assert.doesNotMatch(tallied.statements[0]!.sql, /count\(/);
       }
 
       // A date range reads one range of the check-in index from `from` less the longest

@@ -29,7 +29,9 @@ Deno.test("the list holds the key's property's reservations only; filters by sta
     assert.deepEqual(all.pagination, { limit: 20, offset: 0, total: 3, hasMore: false });
     assert.ok(all.data.every((row) => row.propertyId === stay.property.id));
 
-    assert.deepEqual((await list("?status=pending,confirmed")).data.map((row) => row.id), [stay.reservation.id, later.id]);
+    const live = await list("?status=pending,confirmed");
+    assert.deepEqual(live.data.map((row) => row.id), [stay.reservation.id, later.id]);
+    assert.equal(live.pagination.total, 2, "the total counts the key's property alone");
     assert.deepEqual((await list("?from=2027-05-05&to=2027-05-15")).data.map((row) => row.id), [later.id]);
     const second = await list("?limit=1&offset=1");
     assert.deepEqual(second.data.map((row) => row.id), [later.id]);

@@ -83,7 +83,7 @@ export const routeTo: Record<ReservationStatus, { start: "pending" | "confirmed"
 };
 
 // Where a reservation is made: its property, unit, guest and (optionally) rate plan.
-export type Place = { propertyId: string; unitId: string; guestId: string; ratePlanId: string | null };
+export type Place = { propertyId: string; unitId: string | null; guestId: string; ratePlanId: string | null };
 
 // A reservation of three nights from `checkIn` at the place, brought to `status`.
 export async function reservationIn(
