@@ -70,19 +70,22 @@ async function ready(instance: Instance): Promise<void> {
   }
 }
 
-// The direct instance's backends carry its application_name as it sent it; the pooled
-// instance's connections are PgBouncer's clients, whose names PgBouncer gives the
-// server connections with the client's address appended. The stack's own api function
-// connects through PgBouncer too, but made no connection since the instances started.
+// The direct instance's backends carry its application_name and are none of PgBouncer's
+// server connections (SHOW SERVERS lists their pids); the pooled instance's connections
+// are PgBouncer's clients under the same name. The stack's own api function connects
+// through PgBouncer too, but made no connection since the instances started.
 async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
-  const [direct] = await sql<{ backends: number }[]>`
-    select count(*)::int as backends from pg_stat_activity where application_name = ${API_NAME} and backend_start >= ${since}`;
-  assert.ok(direct!.backends > 0, "the direct instance has backends of its own");
   const admin = postgres(stack.poolerAdminUrl, { max: 1, fetch_types: false, prepare: false, onnotice: () => {} });
   try {
+    const servers = await admin.unsafe<{ remote_pid: string }[]>("show servers");
+    const serverPids = servers.map((server) => Number(server.remote_pid));
+    const [direct] = await sql<{ backends: number }[]>`
+      select count(*)::int as backends from pg_stat_activity
+      where application_name = ${API_NAME} and backend_start >= ${since} and pid <> all(${serverPids}::int[])`;
+    assert.ok(direct!.backends > 0, "the direct instance has backends of its own");
     const clients = await admin.unsafe<{ application_name: string; connect_time: string }[]>("show clients");
     const pooled = clients.filter((client) =>
-      client.application_name.startsWith(`${API_NAME} - `) && new Date(client.connect_time.replace(" UTC", "Z")) >= since
+      client.application_name === API_NAME && new Date(client.connect_time.replace(" UTC", "Z")) >= since
     );
     assert.ok(pooled.length > 0, "the pooled instance is a client of PgBouncer");
   } finally {

@@ -496,12 +496,20 @@ migrate() {
 #   postgres      the functions' pool: 60 server connections at most
 #   one_server    one server connection for every client: the tests that prove
 #                 nothing of one transaction reaches the next use it
-#   two_servers   two: the tests that show what fails when a client's statements
-#                 meet another server connection (named prepared statements)
+#   two_servers   two, handed between many clients: the tests that show the
+#                 functions' statements never depend on meeting one server connection
+#   two_servers_broken  two more for the control that does (named prepared
+#                 statements), whose statements that never get an answer hold
+#                 their server connections until its clients close
 # The admin console (database `pgbouncer`, user postgres) answers SHOW POOLS, CLIENTS
-# and SERVERS. application_name_add_host appends the client's address to the name a
-# server connection reports to Postgres, so a backend that came through PgBouncer is
-# told apart from a direct one in pg_stat_activity.
+# and SERVERS; a backend that came through PgBouncer is one whose pid SHOW SERVERS lists
+# (remote_pid). PgBouncer gives a server connection the application_name of the client
+# it serves with a SET whenever the two differ, a statement and a round trip to Postgres
+# before that client's transaction. Every connection of a function's pool carries the
+# same name, so the SET comes only when a server connection goes from one function to
+# another; with application_name_add_host, which appends each client's address, it came
+# before nearly every transaction (docs/benchmarks.md says what that cost).
+# Supavisor's transaction mode sends none: its server connections keep its own name.
 pooler_dir() { if [ "$PG_HOME" = "$STATE" ]; then echo "$RUN"; else echo "$PG_HOME/run"; fi; }
 
 # Writes the ini and the userlist into <dir>; succeeds when either changed.
@@ -516,6 +524,7 @@ write_pooler_config() { # dir
 postgres = host=127.0.0.1 port=$DB_PORT dbname=postgres
 one_server = host=127.0.0.1 port=$DB_PORT dbname=postgres pool_size=1
 two_servers = host=127.0.0.1 port=$DB_PORT dbname=postgres pool_size=2
+two_servers_broken = host=127.0.0.1 port=$DB_PORT dbname=postgres pool_size=2
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -527,7 +536,6 @@ auth_file = $dir/pgbouncer-users.txt
 admin_users = postgres
 max_client_conn = 500
 default_pool_size = 60
-application_name_add_host = 1
 ; After a failed login to Postgres (a restart), try again after 1 s, not the default
 ; 15 s during which every client is refused: the functions recover within seconds of
 ; Postgres being back (test/db/connection-loss.test.ts).
