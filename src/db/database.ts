@@ -2,6 +2,7 @@ import { type ColumnType, Kysely } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
 import { bindingInClient } from "./client-side-binding.ts";
 import { guardingLostConnections } from "./connection-loss.ts";
+import { simpleProtocolForOneQueries } from "./one-query.ts";
 import type { Database } from "./database.types.ts";
 import { pipelined } from "./pipelined-transactions.ts";
 import { fixedPool, parsesAsGeneratedTypes, type RenewablePool, type Sql, writesValuesIntoSql } from "./pool.ts";
@@ -45,22 +46,24 @@ export type DB = { [Name in keyof Relations & string]: Table<Relations[Name]> };
 // (session mode) binds them to its prepared statements. A pool that does not (transaction
 // mode) gets them written into the SQL (src/db/client-side-binding.ts), so that no
 // statement waits to be described: that layer sits right above postgres.js, below the
-// pipelined one, which still sees its own Prelude and AheadOfBegin and writes
-// BEGIN, prelude, statement and COMMIT, none with parameters, in one write.
+// pipelined one, which still sees its own Prelude and AheadOfBegin, writes BEGIN, a
+// write's statements and COMMIT, none with parameters, in one write, and sends a read's
+// prelude and statement as one Query message (src/db/one-query.ts).
 export function createDb(pool: Sql | RenewablePool): Kysely<DB> {
   const renewable = "renew" in pool ? pool : fixedPool(pool);
   if (!parsesAsGeneratedTypes(renewable.current)) {
     throw new TypeError("createDb needs a pool from createPool(url, { generatedTypes: true }), or rows would not match DB");
   }
   const dialect = new PostgresJSDialect({ postgres: renewable.current });
-  const driverFor = (sql: Sql) => {
-    const driver = new PostgresJSDialect({ postgres: sql }).createDriver();
-    return writesValuesIntoSql(sql) ? bindingInClient(driver) : driver;
-  };
+  const valuesInSql = writesValuesIntoSql(renewable.current);
+  const driverFor = (sql: Sql) =>
+    valuesInSql
+      ? bindingInClient(new PostgresJSDialect({ postgres: simpleProtocolForOneQueries(sql) }).createDriver())
+      : new PostgresJSDialect({ postgres: sql }).createDriver();
   return new Kysely<DB>({
     dialect: {
       createAdapter: () => dialect.createAdapter(),
-      createDriver: () => pipelined(guardingLostConnections(renewable, driverFor)),
+      createDriver: () => pipelined(guardingLostConnections(renewable, driverFor), { oneQueryReads: valuesInSql }),
       createIntrospector: (db) => dialect.createIntrospector(db),
       createQueryCompiler: () => dialect.createQueryCompiler(),
     },

@@ -48,6 +48,9 @@
 // driver writes reaches postgres.js without parameters, and a read by id is one round
 // trip, as on a direct connection. A statement with a value that is not written (a null,
 // a boolean, a list) still goes with its parameters, and its write is split there.
+// There, too, a prelude and its statement go as one Query message of two statements
+// instead of BEGIN, the two and COMMIT (src/db/one-query.ts): Postgres runs them as one
+// transaction and answers once.
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -57,10 +60,13 @@ import {
   type Transaction,
   type TransactionSettings,
 } from "kysely";
+import { oneQuery, resultsOfOneQuery } from "./one-query.ts";
 
-// The driver with both: what createDb (src/db/database.ts) gives Kysely.
-export function pipelined(driver: Driver): Driver {
-  return new BeginWithFirstStatement(driver);
+// The driver with both: what createDb (src/db/database.ts) gives Kysely. `oneQueryReads`
+// for a pool whose values are written into the SQL and whose connections send a one-query
+// text as one Query message (src/db/one-query.ts).
+export function pipelined(driver: Driver, options: { oneQueryReads?: boolean } = {}): Driver {
+  return new BeginWithFirstStatement(driver, options.oneQueryReads ?? false);
 }
 
 // A statement to run before each of a transaction's statements. From `eachStatementAfter`
@@ -137,7 +143,7 @@ class PipelinedBegin implements DatabaseConnection {
   beginPending = false;
   prelude: Prelude<unknown> | null = null;
 
-  constructor(readonly connection: DatabaseConnection) {}
+  constructor(readonly connection: DatabaseConnection, readonly oneQueryReads: boolean) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query instanceof Prelude) return await this.takePrelude(query);
@@ -180,6 +186,8 @@ class PipelinedBegin implements DatabaseConnection {
   // All four are written before any answer is read. A failed prelude fails the
   // statement after it (25P02); the prelude's error is the one that explains it.
   async ownTransaction<R>(prelude: Prelude<unknown>, statement: CompiledQuery | null): Promise<QueryResult<R>> {
+    const both = statement && this.oneQueryReads ? oneQuery([prelude, statement]) : null;
+    if (both) return await this.inOneQuery<R>(prelude, both);
     const begun = this.connection.executeQuery(begin);
     const before = this.connection.executeQuery<unknown>(prelude);
     const result = statement ? this.connection.executeQuery<R>(statement) : null;
@@ -193,6 +201,20 @@ class PipelinedBegin implements DatabaseConnection {
     return await result;
   }
 
+  // The prelude and its statement as one Query message, one transaction. A failure of
+  // either fails both with its error: the message stops at it, and no result of the
+  // statements before it comes back. Under RLS a statement after a context that fails its
+  // check finds nothing of the tenant, so what such a statement can fail with is the
+  // database's own trouble (a timeout, a lost connection), never what it read.
+  async inOneQuery<R>(prelude: Prelude<unknown>, both: CompiledQuery): Promise<QueryResult<R>> {
+    const results = this.connection.executeQuery<unknown>(both).then((answer) => resultsOfOneQuery(answer, 2));
+    const before = results.then(([context]) => context!);
+    before.catch(() => {});
+    prelude.results.push(before);
+    const [, result] = await results;
+    return result as QueryResult<R>;
+  }
+
   async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
     if (this.prelude) throw new Error("a transaction going statement by statement cannot stream");
     if (this.beginPending) {
@@ -204,14 +226,14 @@ class PipelinedBegin implements DatabaseConnection {
 }
 
 class BeginWithFirstStatement implements Driver {
-  constructor(private readonly driver: Driver) {}
+  constructor(private readonly driver: Driver, private readonly oneQueryReads: boolean) {}
 
   init() {
     return this.driver.init();
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PipelinedBegin(await this.driver.acquireConnection());
+    return new PipelinedBegin(await this.driver.acquireConnection(), this.oneQueryReads);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {

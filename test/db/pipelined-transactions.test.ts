@@ -6,11 +6,17 @@ import assert from "node:assert/strict";
 import { type Kysely, sql } from "kysely";
 import { createDb, type DB } from "../../src/db/database.ts";
 import { aheadOfBegin, eachStatementAfter, runPrelude } from "../../src/db/pipelined-transactions.ts";
-import { createPool } from "../../src/db/pool.ts";
+import { createPool, type PoolMode } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
-async function withDb(work: (db: Kysely<DB>) => Promise<void>): Promise<void> {
-  const db = createDb(createPool(stack.dbUrl, { max: 1, generatedTypes: true }));
+// Directly, a prelude and its statement go as BEGIN, the two and COMMIT; through the
+// pooler, as one Query message of the two (src/db/one-query.ts). Both must behave alike.
+type Way = { label: string; url: string; mode: PoolMode };
+const direct: Way = { label: "", url: stack.dbUrl, mode: "session" };
+const pooled: Way = { label: " (through the pooler, one query)", url: stack.poolerUrl, mode: "transaction" };
+
+async function withDb(work: (db: Kysely<DB>) => Promise<void>, way: Way = direct): Promise<void> {
+  const db = createDb(createPool(way.url, { max: 1, generatedTypes: true, mode: way.mode }));
   try {
     await work(db);
   } finally {
@@ -36,60 +42,70 @@ Deno.test("without a prelude, BEGIN goes with the first statement and every stat
     assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "the local setting ended with it");
   }));
 
-Deno.test("after a prelude each statement runs in a transaction of its own, the prelude first, with the prelude's result recorded", () =>
-  withDb(async (db) => {
-    await db.transaction().execute(async (trx) => {
-      const prelude = await eachStatementAfter(trx, probe.compile(trx));
-      const { rows: [first] } = await backendXact.execute(trx);
-      const { rows: [second] } = await backendXact.execute(trx);
-      assert.equal(first!.setting, "set by the prelude");
-      assert.equal(second!.setting, "set by the prelude", "the prelude ran again before the second statement");
-      assert.notEqual(first!.xid, second!.xid, "two transactions");
-      const preludes = await Promise.all(prelude.results);
-      assert.deepEqual(preludes.map(({ rows }) => rows[0]!.xid), [first!.xid, second!.xid], "each prelude in its statement's transaction");
-    });
-    assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "nothing outlives the transactions");
-  }));
+for (const way of [direct, pooled]) {
+  Deno.test(`after a prelude each statement runs in a transaction of its own, the prelude first, with the prelude's result recorded${way.label}`, () =>
+    withDb(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        const prelude = await eachStatementAfter(trx, probe.compile(trx));
+        const { rows: [first] } = await backendXact.execute(trx);
+        const { rows: [second] } = await backendXact.execute(trx);
+        assert.equal(first!.setting, "set by the prelude");
+        assert.equal(second!.setting, "set by the prelude", "the prelude ran again before the second statement");
+        assert.notEqual(first!.xid, second!.xid, "two transactions");
+        const preludes = await Promise.all(prelude.results);
+        assert.deepEqual(preludes.map(({ rows }) => rows[0]!.xid), [first!.xid, second!.xid], "each prelude in its statement's transaction");
+      });
+      assert.equal((await backendXact.execute(db)).rows[0]!.setting ?? "", "", "nothing outlives the transactions");
+    }, way));
+}
 
-Deno.test("runPrelude runs the prelude alone, for work that ran no statement", () =>
-  withDb(async (db) => {
-    await db.transaction().execute(async (trx) => {
-      const prelude = await eachStatementAfter(trx, sql<{ one: number }>`select 1 as one`.compile(trx));
-      assert.equal(prelude.results.length, 0, "nothing is sent until asked");
-      await runPrelude(trx, prelude);
-      assert.deepEqual((await Promise.all(prelude.results)).map(({ rows }) => rows), [[{ one: 1 }]]);
-    });
-  }));
+for (const way of [direct, pooled]) {
+  Deno.test(`runPrelude runs the prelude alone, for work that ran no statement${way.label}`, () =>
+    withDb(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        const prelude = await eachStatementAfter(trx, sql<{ one: number }>`select 1 as one`.compile(trx));
+        assert.equal(prelude.results.length, 0, "nothing is sent until asked");
+        await runPrelude(trx, prelude);
+        assert.deepEqual((await Promise.all(prelude.results)).map(({ rows }) => rows), [[{ one: 1 }]]);
+      });
+    }, way));
+}
 
-Deno.test("a failing prelude fails the statement after it with the prelude's own error, and the connection goes on", () =>
-  withDb(async (db) => {
-    await db.transaction().execute(async (trx) => {
-      const prelude = await eachStatementAfter(trx, sql`select 1 / 0`.compile(trx));
-      await assert.rejects(backendXact.execute(trx), (error: { code?: string }) => error.code === "22012");
-      await assert.rejects(prelude.results[0]!, (error: { code?: string }) => error.code === "22012");
-    });
-    assert.equal((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one, 1);
-  }));
+for (const way of [direct, pooled]) {
+  Deno.test(`a failing prelude fails the statement after it with the prelude's own error, and the connection goes on${way.label}`, () =>
+    withDb(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        const prelude = await eachStatementAfter(trx, sql`select 1 / 0`.compile(trx));
+        await assert.rejects(backendXact.execute(trx), (error: { code?: string }) => error.code === "22012");
+        await assert.rejects(prelude.results[0]!, (error: { code?: string }) => error.code === "22012");
+      });
+      assert.equal((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]!.one, 1);
+    }, way));
+}
 
-Deno.test("a failing statement fails alone: the next statement runs in a fresh transaction", () =>
-  withDb(async (db) => {
-    await db.transaction().execute(async (trx) => {
-      await eachStatementAfter(trx, probe.compile(trx));
-      await assert.rejects(sql`select 1 / 0`.execute(trx), (error: { code?: string }) => error.code === "22012");
-      assert.equal((await backendXact.execute(trx)).rows[0]!.setting, "set by the prelude");
-    });
-  }));
+for (const way of [direct, pooled]) {
+  Deno.test(`a failing statement fails alone: the next statement runs in a fresh transaction${way.label}`, () =>
+    withDb(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        await eachStatementAfter(trx, probe.compile(trx));
+        await assert.rejects(sql`select 1 / 0`.execute(trx), (error: { code?: string }) => error.code === "22012");
+        assert.equal((await backendXact.execute(trx)).rows[0]!.setting, "set by the prelude");
+      });
+    }, way));
+}
 
-Deno.test("work that throws after a prelude leaves no transaction open and nothing unhandled", () =>
-  withDb(async (db) => {
-    await assert.rejects(db.transaction().execute(async (trx) => {
-      await eachStatementAfter(trx, probe.compile(trx));
-      await backendXact.execute(trx);
-      throw new Error("the work failed");
-    }), /the work failed/);
-    // A savepoint succeeds only inside an open transaction block.
-    await assert.rejects(sql`savepoint probe`.execute(db), (error: { code?: string }) => error.code === "25P01");
-  }));
+for (const way of [direct, pooled]) {
+  Deno.test(`work that throws after a prelude leaves no transaction open and nothing unhandled${way.label}`, () =>
+    withDb(async (db) => {
+      await assert.rejects(db.transaction().execute(async (trx) => {
+        await eachStatementAfter(trx, probe.compile(trx));
+        await backendXact.execute(trx);
+        throw new Error("the work failed");
+      }), /the work failed/);
+      // A savepoint succeeds only inside an open transaction block.
+      await assert.rejects(sql`savepoint probe`.execute(db), (error: { code?: string }) => error.code === "25P01");
+    }, way));
+}
 
 Deno.test("a prelude after the transaction's first statement is refused", () =>
   withDb(async (db) => {
@@ -135,3 +151,18 @@ Deno.test("a statement ahead of BEGIN after the transaction's first statement is
       await aheadOfBegin(trx, probe.compile(trx));
     }), /must come before its transaction's first statement/);
   }));
+
+Deno.test("the statement_timeout a prelude sets holds the statement after it, directly and through the pooler in one query", async () => {
+  for (const way of [direct, pooled]) {
+    await withDb(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        const prelude = await eachStatementAfter(trx, sql`select set_config('statement_timeout', '100ms', true) as timeout`.compile(trx));
+        await assert.rejects(sql`select pg_sleep(2)`.execute(trx), (error: { code?: string }) => error.code === "57014", way.mode);
+        // Through the pooler the message stopped at the statement; the prelude reports its error.
+        const settled = await Promise.allSettled(prelude.results);
+        assert.equal(settled.length, 1);
+      });
+      assert.notEqual((await sql<{ timeout: string }>`select current_setting('statement_timeout') as timeout`.execute(db)).rows[0]!.timeout, "100ms");
+    }, way);
+  }
+});

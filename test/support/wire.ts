@@ -1,5 +1,5 @@
 // A TCP relay between a test's clients and Postgres (or the pooler) that reads what the
-// clients send: each frontend message of the extended protocol, and the client's round
+// clients send: each frontend message of the extended protocol and each simple Query, and the client's round
 // trips, the times it wrote again after an answer had come back.
 //
 // Answers are held back for `answerDelayMs` before they are passed on. That makes the
@@ -12,7 +12,8 @@ import { Buffer } from "node:buffer";
 export type FrontendMessage =
   | { type: "Parse"; statement: string; sql: string; parameterTypes: number }
   | { type: "Bind"; statement: string; parameters: number }
-  | { type: "Describe" | "Execute" | "Sync" | "Flush" | "Query" | "Other"; code: string };
+  | { type: "Query"; sql: string }
+  | { type: "Describe" | "Execute" | "Sync" | "Flush" | "Other"; code: string };
 
 export type WireRelay = {
   // The target's URL, with the relay's host and port.
@@ -24,7 +25,7 @@ export type WireRelay = {
   close(): Promise<void>;
 };
 
-const names: Record<string, FrontendMessage["type"]> = { D: "Describe", E: "Execute", S: "Sync", H: "Flush", Q: "Query" };
+const names: Record<string, FrontendMessage["type"]> = { D: "Describe", E: "Execute", S: "Sync", H: "Flush" };
 // The untyped messages a client may send first: SSLRequest and GSSENCRequest wait for a
 // one-byte answer; anything else is the startup message, after which every message is typed.
 const NEGOTIATIONS = new Set([80877103, 80877104]);
@@ -144,5 +145,6 @@ function frontendMessage(code: string, body: Buffer): FrontendMessage {
     const formats = body.readUInt16BE(statement.next);
     return { type: "Bind", statement: statement.text, parameters: body.readUInt16BE(statement.next + 2 + formats * 2) };
   }
+  if (code === "Q") return { type: "Query", sql: cstring(0).text };
   return { type: names[code] ?? "Other", code } as FrontendMessage;
 }
