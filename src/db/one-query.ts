@@ -47,21 +47,18 @@ export function resultsOfOneQuery(answer: QueryResult<unknown>, expected: number
 }
 
 // The pool, with reserved connections that send a one-query text with the simple protocol.
+// Every statement of a transaction goes through its connection's `unsafe`, so the
+// replacement is made once per reservation, not once per statement.
 export function simpleProtocolForOneQueries(sql: Sql): Sql {
   return new Proxy(sql, {
     get(target, key, receiver) {
       if (key !== "reserve") return Reflect.get(target, key, receiver);
       return async () => {
         const reserved = await target.reserve();
+        const unsafe: Sql["unsafe"] = <T extends unknown[]>(...[text, parameters, options]: Parameters<Sql["unsafe"]>) =>
+          text.startsWith(ONE_QUERY) ? reserved.unsafe<T>(text).simple() : reserved.unsafe<T>(text, parameters, options);
         return new Proxy(reserved, {
-          get(connection, name, self) {
-            if (name !== "unsafe") return Reflect.get(connection, name, self);
-            const unsafe: Sql["unsafe"] = <T extends unknown[]>(...[text, parameters, options]: Parameters<Sql["unsafe"]>) =>
-              text.startsWith(ONE_QUERY) && (parameters ?? []).length === 0
-                ? connection.unsafe<T>(text).simple()
-                : connection.unsafe<T>(text, parameters, options);
-            return unsafe;
-          },
+          get: (connection, name, self) => name === "unsafe" ? unsafe : Reflect.get(connection, name, self),
         });
       };
     },
