@@ -234,6 +234,50 @@ export async function pipelinedTransaction(sql: Sql, statements: (tx: postgres.R
   }
 }
 
+// A transaction in two pipelined steps on one reserved connection, for work that needs
+// the database's answer before it can say what to write: BEGIN and the first statements;
+// then, made from their results, the second statements and COMMIT. The results of both
+// steps, in order. A failure in the first step, or in making the second, is rolled back
+// at once, so the connection goes back to the pool outside any transaction; one in the
+// second is rolled back by the COMMIT after it. As in pipelinedTransaction, nothing is
+// sent on a connection whose session ended, and it is not handed back.
+export async function transactionInTwoSteps(
+  sql: Sql,
+  first: (tx: postgres.ReservedSql) => Unsent[],
+  second: (firstResults: unknown[], tx: postgres.ReservedSql) => Unsent[],
+): Promise<{ first: unknown[]; second: unknown[] }> {
+  const tx = await sql.reserve();
+  let sessionEnded = false;
+  const pipelined = async (queries: Unsent[]): Promise<unknown[]> => {
+    const settled = await Promise.allSettled(queries.map((query) => query.execute()));
+    const failed = settled.find((outcome) => outcome.status === "rejected");
+    if (failed) {
+      sessionEnded = settled.some((outcome) => outcome.status === "rejected" && endsSession(outcome.reason));
+      throw failed.reason;
+    }
+    return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
+  };
+  let committing = false;
+  try {
+    const firstResults = (await pipelined([tx`begin`, ...first(tx)])).slice(1);
+    const statements = second(firstResults, tx);
+    committing = true;
+    const secondResults = (await pipelined([...statements, tx`commit`])).slice(0, -1);
+    return { first: firstResults, second: secondResults };
+  } catch (error) {
+    if (!committing && !sessionEnded) {
+      try {
+        await tx`rollback`.execute();
+      } catch (rollbackFailed) {
+        sessionEnded = endsSession(rollbackFailed);
+      }
+    }
+    throw error;
+  } finally {
+    if (!sessionEnded) tx.release();
+  }
+}
+
 // postgres.js runs a query of its own on every new connection before the connection's
 // first statement: it reads the array types (fetchArrayTypes, connection.js), and drops
 // that query's promise. When the connection is lost at that moment, as when a

@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { Database } from "../db/database.types.ts";
 import { uuidLiteral, workerContext } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
+import { expandEvents } from "./expansion.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
@@ -31,10 +32,6 @@ import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebh
 import type { Logger } from "../http/router.ts";
 
 export const QUEUE = "notifications";
-// Where the reservation and access-code triggers put their domain events, which the worker
-// makes into notifications, and their jobs on QUEUE, before it claims jobs
-// (supabase/migrations/20261130000200_notification_events.sql).
-export const EVENTS_QUEUE = "notification_events";
 
 export type WorkerSettings = ClaimSettings & {
   // Deliveries tried before a transient failure becomes `failed`.
@@ -73,8 +70,9 @@ export type WorkerDependencies = {
   logger: Logger;
 };
 
-// `events`: domain events made into notifications; `dropped` also counts the events that
-// reached nobody (their reservation or access code gone) or were not events at all.
+// `events`: domain events made into notifications; `sent` also counts the check-in alerts
+// written into their staff's inboxes as their events were made; `dropped` also counts the
+// events that reached nobody (their reservation or access code gone) or were not events.
 export type RunSummary = {
   events: number; read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number;
 };
@@ -106,29 +104,20 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
 export async function runWorker(deps: WorkerDependencies, mode: RunMode = { follow: false }): Promise<RunSummary> {
   const summary: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
   const run = { ...deps, adapters: { ...deps.adapters, sms: withSendsInFlight(deps.adapters.sms, deps.settings.smsInFlight) } };
-  const beforeRead = () => expandEvents(run, summary);
+  const beforeRead = () => expandEventsInto(run, summary);
   await drainInClaims({ ...run, mode, beforeRead }, QUEUE, summary, (jobs) => processClaim(run, jobs));
   return summary;
 }
 
-// Up to a claim's worth of domain events made into notifications, in a transaction of
-// their own, so that the jobs they leave are there for the read that follows. An error
-// leaves the events on their queue for the next read; the jobs already there still go.
-async function expandEvents(deps: WorkerDependencies, summary: RunSummary): Promise<void> {
-  try {
-    const [, rows] = await pipelinedTransaction(deps.sql, (tx) => [
-      tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
-      // The count in the text, as the claim's load query names its notifications: a
-      // parameter would cost a round trip through the pooler (src/db/worker-context.ts).
-      tx.unsafe(`select expanded, dropped from private.expand_notification_events(${Math.trunc(deps.settings.claimSize)})`, [], { prepare: false }),
-    ]);
-    const [counts] = rows as { expanded: number; dropped: number }[];
-    summary.events += counts?.expanded ?? 0;
-    summary.dropped += counts?.dropped ?? 0;
-    if (counts?.dropped) deps.logger.warn(`${counts.dropped} notification events reached nobody or were malformed`, { queue: EVENTS_QUEUE });
-  } catch (error) {
-    deps.logger.error(`notification events could not be expanded; they will be tried again: ${String(error)}`, { queue: EVENTS_QUEUE });
-  }
+// Up to a claim's worth of domain events made into notifications (expansion.ts), in a
+// transaction of their own, so that the jobs they leave are there for the read that
+// follows. An error leaves the events on their queue for the next read; the jobs
+// already there still go.
+async function expandEventsInto(deps: WorkerDependencies, summary: RunSummary): Promise<void> {
+  const counts = await expandEvents(deps, deps.settings.claimSize);
+  summary.events += counts.expanded;
+  summary.dropped += counts.dropped;
+  summary.sent += counts.sent;
 }
 
 // A message for an inbox or a browser: what staff read.

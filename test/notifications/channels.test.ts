@@ -23,6 +23,7 @@ import {
 } from "../support/notifications.ts";
 import { decryptPush, newBrowserSubscription, pushService, register } from "../support/push.ts";
 import { smsSegments } from "../../src/notifications/sms-text.ts";
+import { renderCheckInAlert } from "../../src/notifications/staff-text.ts";
 import type { TestUser } from "../support/session.ts";
 
 const PHONE = "+351912345678";
@@ -169,6 +170,64 @@ Deno.test("a check-in reaches every staff member in-app (user), not owners or ad
     assert.equal((await inbox(staffApi)).data.length, 1);
   }));
 
+// What the front desk should read about a checked-in stay, from the API's own account of it.
+function expectedAlert(stay: Stay, checkedIn: Stay["reservation"]) {
+  return renderCheckInAlert({
+    locale: "en",
+    guest: { firstName: stay.guest.firstName, lastName: stay.guest.lastName },
+    property: { name: stay.property.name, timezone: stay.property.timezone },
+    unit: { name: stay.unit.name },
+    reservation: {
+      id: checkedIn.id, confirmationCode: checkedIn.confirmationCode, checkIn: checkedIn.checkIn, checkOut: checkedIn.checkOut,
+      adults: checkedIn.adults, children: checkedIn.children, balance: checkedIn.balance, currency: checkedIn.currency,
+    },
+    checkedInAt: checkedIn.checkedInAt!,
+  });
+}
+
+Deno.test("the worker writes a check-in's in-app alerts into the inboxes as it makes the event's notifications, with no job each, saying what a job would", () =>
+  withFixture(async ({ sql, tenant, memberOf }) => {
+    await drainQueue(sql);
+    const t = await tenant("alerts-at-expansion");
+    const staff = await memberOf(t, "staff");
+    const frontDesk = await memberOf(t, "staff", "front-desk");
+    const apis = [client(staff, t.tenantId), client(frontDesk, t.tenantId)];
+    const members = [staff, frontDesk];
+    const viaWorker = await stayWithPhone(t.ownerClient, null);
+    const viaWorkerCheckedIn = await stepReservation(t.ownerClient, viaWorker.reservation.id, "check-in");
+
+    // One job: the guest's email. The alerts were sent as the event was made.
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 1, sent: 3 }));
+    const alerts = (await listNotifications(t.ownerClient, `?reservationId=${viaWorker.reservation.id}&templateKey=check_in_alerts`)).data;
+    assert.deepEqual(alerts.map((n) => [n.recipientId, n.channel, n.status]).sort(),
+      [[staff.id, "in_app", "sent"], [frontDesk.id, "in_app", "sent"]].sort());
+    const expected = expectedAlert(viaWorker, viaWorkerCheckedIn);
+    for (const alert of alerts) {
+      assert.ok(alert.sentAt, "sent when it landed");
+      assert.equal(alert.subject, expected.title);
+      assert.equal(alert.body, expected.body);
+    }
+    for (const [index, api] of apis.entries()) {
+      const [message, ...others] = (await inbox(api)).data;
+      assert.deepEqual(others, [], "one message each");
+      assert.equal(message!.notificationId, alerts.find((n) => n.recipientId === members[index]!.id)!.id);
+      assert.deepEqual({ title: message!.title, body: message!.body, url: message!.url }, expected);
+    }
+
+    // The same check-in made into notifications in SQL alone: the alerts go by jobs, and say
+    // the same of their stay.
+    const viaJobs = await stayWithPhone(t.ownerClient, null);
+    const viaJobsCheckedIn = await stepReservation(t.ownerClient, viaJobs.reservation.id, "check-in");
+    assert.equal(await expandEvents(), 1);
+    assert.deepEqual(await runWorker(), summary({ read: 3, sent: 3 }));
+    const expectedByJob = expectedAlert(viaJobs, viaJobsCheckedIn);
+    for (const api of apis) {
+      const [message] = (await inbox(api)).data;
+      assert.deepEqual({ title: message!.title, body: message!.body, url: message!.url }, expectedByJob);
+    }
+    assert.deepEqual(await runWorker(), summary({}), "nothing is left to deliver");
+  }));
+
 Deno.test("a check-in reaches a subscribed member's browser by Web Push: VAPID-signed, and the payload decrypts with the browser's keys", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
     await drainQueue(sql);
@@ -210,7 +269,8 @@ Deno.test("a push subscription its service calls gone (410) is removed and the p
     await pushService.script(gone.token, { status: 410, body: "" });
     const first = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, first.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, skipped: 1 }));
+    // The email and the push by jobs; the in-app alert landed as the event was made.
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 2, sent: 2, skipped: 1 }));
     const [skipped] = (await fannedOut(t.ownerClient, first.reservation.id)).filter((n) => n.channel === "push");
     assert.equal(skipped!.status, "skipped");
     assert.match(skipped!.statusReason ?? "", /gone \(410\)/);
@@ -221,7 +281,7 @@ Deno.test("a push subscription its service calls gone (410) is removed and the p
     await pushService.script(throttled.token, { status: 429, headers: { "retry-after": "120" }, body: "" });
     const second = await stayWithPhone(t.ownerClient, null);
     await stepReservation(t.ownerClient, second.reservation.id, "check-in");
-    assert.deepEqual(await runWorker(), summary({ events: 1, read: 3, sent: 2, retried: 1 }));
+    assert.deepEqual(await runWorker(), summary({ events: 1, read: 2, sent: 2, retried: 1 }));
     const [waiting] = (await fannedOut(t.ownerClient, second.reservation.id)).filter((n) => n.channel === "push");
     assert.equal(waiting!.status, "pending");
     const [job] = await jobsFor(sql, waiting!.id);
@@ -319,7 +379,8 @@ Deno.test("a notification that fails for good leaves a system notice in the owne
     // The SMS provider refuses the number for good.
     await sms.script({ status: 400, body: { code: 21211, message: "The 'To' number is not a valid phone number." } });
     await stepReservation(api, stay.reservation.id, "check-in");
-    expectRunWithFailures(await runWorker(), { events: 1, read: 3, sent: 2, failed: 1 });
+    // The email and the SMS by jobs; the staff's in-app alert landed as the event was made.
+    expectRunWithFailures(await runWorker(), { events: 1, read: 2, sent: 2, failed: 1 });
 
     const notices = (await listNotifications(api, "?templateKey=delivery_failed")).data;
     assert.equal(notices.length, 1);

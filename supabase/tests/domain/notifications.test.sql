@@ -3,7 +3,7 @@
 -- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(35);
+select plan(48);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -110,6 +110,78 @@ select is((select count(*) from pgmq.a_notification_events a where a.message ->>
   1::bigint, 'and the refused one kept in the archive');
 select isnt(tests.notification_for(:'second_stay', 'reservation_cancelled'), null, 'while the other made its notification');
 drop trigger tests_refuse_notifications on public.notifications;
+
+-- The worker's way: it takes the events with what a check-in's alert says, renders the
+-- alert once, and hands the events back with it; the front desk's in-app alerts are then
+-- written sent, into their inboxes, with no job each.
+create function tests.alerts_of(reservation uuid) returns table (status text, subject text, body text, attempts integer, sent boolean, jobs bigint)
+language sql security definer set search_path = ''
+as $$ select n.status, n.subject, n.body, n.attempts, n.sent_at is not null, tests.jobs_for(n.id)
+      from public.notifications n where n.reservation_id = reservation and n.template_key = 'check_in_alerts' and n.channel = 'in_app' $$;
+-- The events in the temporary table taken, handed back with `alert` added to each.
+create function tests.hand_back(alert jsonb) returns table (expanded integer, dropped integer, sent integer)
+language plpgsql security definer set search_path = ''
+as $$
+begin
+  return query select * from private.expand_taken_notification_events((
+    select jsonb_agg(jsonb_build_object('msgId', t.msg_id, 'event',
+             case when t.event is not null and alert is not null then t.event || jsonb_build_object('alert', alert) else t.event end))
+    from pg_temp.taken t));
+end $$;
+delete from public.notifications where reservation_id = :'second_stay';
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'checkin_reminder',
+  'reservationId', :'second_stay'::uuid, 'accessCodeId', null));
+select current_setting('role') as role_before \gset
+create temp table taken as select * from private.take_notification_events(10, true);
+select is(current_setting('role'), :'role_before', 'the alerts are read as the worker, and the caller''s role is back after');
+select results_eq($$select check_in_alert -> 'reservation' ->> 'id', check_in_alert -> 'guest' ->> 'firstName', check_in_alert -> 'unit' ->> 'name' is not null,
+                           check_in_alert ->> 'checkedInAt' ~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$' from taken$$,
+  format($$values (%L::text, 'Ada'::text, true, true)$$, :'second_stay'),
+  'a check-in is taken with what its alert says: the stay, the guest, the unit, when, as an RFC 3339 instant');
+select results_eq($$select * from tests.hand_back('{"title": "Guest checked in: Ada", "body": "Room 2", "url": "/reservations/x"}')$$,
+  $$values (1, 0, 1)$$, 'handed back with its alert, the event is expanded and its alert sent');
+select results_eq(format('select * from tests.alerts_of(%L)', :'second_stay'),
+  $$values ('sent'::text, 'Guest checked in: Ada'::text, 'Room 2'::text, 1, true, 0::bigint)$$,
+  'the staff member''s in-app alert is sent as it is made, with no job');
+select results_eq(format('select m.user_id, m.template_key, m.title, m.body, m.url from public.inbox_messages m join public.notifications n on n.tenant_id = m.tenant_id and n.id = m.notification_id where n.reservation_id = %L', :'second_stay'),
+  format($$values (%L::uuid, 'check_in_alerts'::text, 'Guest checked in: Ada'::text, 'Room 2'::text, '/reservations/x'::text)$$, tests.fx('staff')),
+  'and it is in the member''s inbox');
+select results_eq(format('select status, jobs from (select n.status, tests.jobs_for(n.id) as jobs from public.notifications n where n.reservation_id = %L and n.channel = ''email'') e', :'second_stay'),
+  $$values ('pending'::text, 1::bigint)$$, 'the guest''s email waits for its job as before');
+select is((select count(*) from pgmq.q_notification_events), 0::bigint, 'the event is off its queue');
+drop table taken;
+
+-- An alert the tables refuse (an empty title) costs the event nothing: its staff get a job.
+delete from public.notifications where reservation_id = :'second_stay';
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'checkin_reminder',
+  'reservationId', :'second_stay'::uuid, 'accessCodeId', null));
+create temp table taken as select * from private.take_notification_events(10, true);
+select results_eq($$select * from tests.hand_back('{"title": "", "body": "Room 2", "url": "/reservations/x"}')$$,
+  $$values (1, 0, 0)$$, 'an alert the tables refuse: the event is still expanded');
+select results_eq(format('select * from tests.alerts_of(%L)', :'second_stay'),
+  $$values ('pending'::text, null::text, ''::text, 0, false, 1::bigint)$$, 'and its staff member''s alert goes by a job');
+drop table taken;
+
+-- A tenant that opted out of in-app check-in alerts has none rendered: its jobs skip them.
+insert into public.notification_preferences (tenant_id, template_key, channel, enabled)
+  values (tests.fx('tenants'), 'check_in_alerts', 'in_app', false);
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'checkin_reminder',
+  'reservationId', :'second_stay'::uuid, 'accessCodeId', null));
+create temp table taken as select * from private.take_notification_events(10, true);
+select results_eq('select event is not null, check_in_alert is null from taken', $$values (true, true)$$,
+  'an opted-out tenant''s check-in is taken with no alert to render');
+select results_eq($$select * from tests.hand_back(null)$$, $$values (1, 0, 0)$$, 'and expanded with its staff''s jobs');
+drop table taken;
+delete from public.notification_preferences where tenant_id = tests.fx('tenants') and template_key = 'check_in_alerts';
+
+-- Other events are taken with nothing to render.
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tests.fx('tenants'), 'templateKey', 'reservation_cancelled',
+  'reservationId', :'second_stay'::uuid, 'accessCodeId', null));
+create temp table taken as select * from private.take_notification_events(10, true);
+select results_eq('select event ->> ''templateKey'', check_in_alert is null from taken', $$values ('reservation_cancelled'::text, true)$$,
+  'a cancellation is taken with no alert');
+select results_eq($$select * from tests.hand_back(null)$$, $$values (1, 0, 0)$$, 'and expanded as before');
+drop table taken;
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 
 -- Members read their tenant's notifications and write none.

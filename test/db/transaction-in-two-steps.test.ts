@@ -1,0 +1,94 @@
+// transactionInTwoSteps (src/db/connection-loss.ts): the second step is made from the
+// first's results and runs in the same transaction; whatever fails, the connection goes
+// back to the pool outside any transaction, directly and through the pooler alike.
+import assert from "node:assert/strict";
+import type postgres from "postgres";
+import { transactionInTwoSteps } from "../../src/db/connection-loss.ts";
+import { createPool, type PoolMode } from "../../src/db/pool.ts";
+import { stack } from "../support/stack.ts";
+
+type Way = { label: string; url: string; mode: PoolMode };
+const ways: Way[] = [
+  { label: "", url: stack.dbUrl, mode: "session" },
+  { label: " (through the pooler)", url: stack.poolerUrl, mode: "transaction" },
+];
+
+// One connection, so that the statement after a transaction runs where it ran.
+async function withSql(way: Way, work: (sql: postgres.Sql) => Promise<void>): Promise<void> {
+  const sql = createPool(way.url, { max: 1, mode: way.mode });
+  try {
+    await work(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+// What a transaction left set on its connection, if it is still open: a transaction-local
+// setting outlives its statement only inside the transaction.
+const probeSet = (tx: postgres.ReservedSql) => tx`select set_config('app.probe', 'in the transaction', true) as probe, txid_current()::text as xid`;
+const leftOver = async (sql: postgres.Sql) => {
+  const [row] = await sql<{ setting: string | null }[]>`select nullif(current_setting('app.probe', true), '') as setting`;
+  return row!.setting;
+};
+
+for (const way of ways) {
+  Deno.test(`the second step is made from the first's results and runs in the same transaction${way.label}`, () =>
+    withSql(way, async (sql) => {
+      const { first, second } = await transactionInTwoSteps(
+        sql,
+        (tx) => [probeSet(tx)],
+        ([rows], tx) => {
+          const [row] = rows as { probe: string; xid: string }[];
+          return [tx`select ${row!.xid}::text = txid_current()::text as same, current_setting('app.probe') as probe`];
+        },
+      );
+      assert.equal((first[0] as { probe: string }[])[0]!.probe, "in the transaction");
+      assert.deepEqual([...(second[0] as { same: boolean; probe: string }[])], [{ same: true, probe: "in the transaction" }]);
+      assert.equal(await leftOver(sql), null, "committed: nothing of it is left on the connection");
+    }));
+
+  Deno.test(`a second step of nothing commits the first${way.label}`, () =>
+    withSql(way, async (sql) => {
+      const { first, second } = await transactionInTwoSteps(sql, (tx) => [probeSet(tx)], () => []);
+      assert.equal(first.length, 1);
+      assert.deepEqual(second, []);
+      assert.equal(await leftOver(sql), null);
+    }));
+
+  Deno.test(`a failing first step is rolled back at once, and its error is the caller's${way.label}`, () =>
+    withSql(way, async (sql) => {
+      let secondMade = false;
+      await assert.rejects(
+        transactionInTwoSteps(sql, (tx) => [probeSet(tx), tx`select 1 / 0`], () => {
+          secondMade = true;
+          return [];
+        }),
+        (error: { code?: string }) => error.code === "22012",
+      );
+      assert.equal(secondMade, false, "the second step is not made");
+      assert.equal(await leftOver(sql), null, "the connection is back outside the transaction");
+    }));
+
+  Deno.test(`a second step that cannot be made, or fails, rolls back the first step's work${way.label}`, () =>
+    withSql(way, async (sql) => {
+      await assert.rejects(
+        transactionInTwoSteps(sql, (tx) => [probeSet(tx)], () => {
+          throw new Error("nothing to write");
+        }),
+        /nothing to write/,
+      );
+      assert.equal(await leftOver(sql), null);
+
+      await assert.rejects(
+        transactionInTwoSteps(
+          sql,
+          (tx) => [tx`select set_config('app.probe', 'in the transaction', true)`, tx`create temporary table two_steps (n integer) on commit drop`],
+          (_, tx) => [tx`insert into two_steps values (1)`, tx`select 1 / 0`],
+        ),
+        (error: { code?: string }) => error.code === "22012",
+      );
+      assert.equal(await leftOver(sql), null, "the COMMIT after the failure rolled it back");
+      const [table] = await sql<{ exists: boolean }[]>`select to_regclass('pg_temp.two_steps') is not null as exists`;
+      assert.equal(table!.exists, false, "and the first step's table with it");
+    }));
+}
