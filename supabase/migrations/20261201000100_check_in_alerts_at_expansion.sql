@@ -152,7 +152,7 @@ begin
     select r.tenant_id, r.id, r.recipient_id, r.recipient_type, r.template_key, r.channel, r.reservation_id, r.access_code_id,
            case when r.alert is null then 'pending' else 'sent' end, r.alert ->> 'title', coalesce(r.alert ->> 'body', ''),
            case when r.alert is null then 0 else 1 end, case when r.alert is not null then now() end,
-           r.occurred_at, r.occurred_at
+           r.occurred_at, case when r.alert is null then r.occurred_at else now() end
     from reached r
     order by r.ord
     returning id, tenant_id, status

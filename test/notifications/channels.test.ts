@@ -204,6 +204,8 @@ Deno.test("the worker writes a check-in's in-app alerts into the inboxes as it m
     const expected = expectedAlert(viaWorker, viaWorkerCheckedIn);
     for (const alert of alerts) {
       assert.ok(alert.sentAt, "sent when it landed");
+      const [created, sent, updated] = [alert.createdAt, alert.sentAt, alert.updatedAt].map((at) => Date.parse(at!));
+      assert.ok(updated! >= sent! && sent! > created!, `sent and last changed after the check-in: ${JSON.stringify(alert)}`);
       assert.equal(alert.subject, expected.title);
       assert.equal(alert.body, expected.body);
     }
