@@ -7,7 +7,7 @@
 // records every outcome with its job's deletion (or postponement).
 import { z } from "zod";
 import type { Database } from "../db/database.types.ts";
-import { uuidLiteral, workerContext } from "../db/worker-context.ts";
+import { uuidLiteral } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { expandEvents } from "./expansion.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
@@ -455,13 +455,13 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
   return groups;
 }
 
-// One read-only transaction for the whole claim: per tenant, the context and one query
-// for all its notifications, pipelined. A second job for a notification already in the
-// claim is dropped, so no claim can send one notification twice. "The same" is the
-// same notification in the same tenant: a job that names it under another tenant is
-// another job (its tenant's context will not find the notification), and must not
-// stand in for the real one. The earliest message wins, whatever order pgmq returns.
-// Message ids are bigints sent as text: shorter is smaller.
+// One read-only transaction for the whole claim: one call that reads each tenant's
+// notifications in that tenant's worker context (loadQuery). A second job for a
+// notification already in the claim is dropped, so no claim can send one notification
+// twice. "The same" is the same notification in the same tenant: a job that names it
+// under another tenant is another job (its tenant's context will not find the
+// notification), and must not stand in for the real one. The earliest message wins,
+// whatever order pgmq returns. Message ids are bigints sent as text: shorter is smaller.
 function compareMsgIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
@@ -470,7 +470,7 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
   const loaded = new Map<TenantJob, Loaded | Error>();
   const first = new Map<string, TenantJob>();
   const inOrder = [...jobs].sort((a, b) => compareMsgIds(a.msgId, b.msgId));
-  const tenants = byTenant(inOrder.filter((job) => {
+  const claimed = inOrder.filter((job) => {
     const key = `${job.tenantId}/${job.notificationId}`;
     const earlier = first.get(key);
     if (earlier === undefined) {
@@ -479,29 +479,20 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
     }
     loaded.set(job, { kind: "drop", why: `job ${earlier.msgId} of the same claim carries the notification` });
     return false;
-  }));
-  const queries = [...tenants].map(([tenantId, group]) => ({
-    tenantId,
-    group,
-    query: loadQuery(group.map((job) => job.notificationId)),
-  }));
-  const results = await pipelinedTransaction(deps.sql, (tx) =>
-    queries.flatMap(({ tenantId, query }) => [
-      workerContext(tx, tenantId),
-      // Never prepared: its text names the claim's notifications, so it differs every time.
-      tx.unsafe<LoadedRow[]>(query, [], { prepare: false }),
-    ])
-  );
-  queries.forEach(({ group }, index) => {
-    const rows = new Map((results[index * 2 + 1] as LoadedRow[]).map((row) => [row.id, row]));
-    for (const job of group) {
-      try {
-        loaded.set(job, interpret(rows.get(job.notificationId), job.notificationId));
-      } catch (error) {
-        loaded.set(job, error instanceof Error ? error : new Error(String(error)));
-      }
-    }
   });
+  const [, rows] = await pipelinedTransaction(deps.sql, (tx) => [
+    tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+    // Never prepared: its text names the claim's notifications, so it differs every time.
+    tx.unsafe<LoadedRow[]>(loadQuery(claimed), [], { prepare: false }),
+  ]);
+  const found = new Map((rows as LoadedRow[]).map((row) => [`${row.tenant_id}/${row.id}`, row]));
+  for (const job of claimed) {
+    try {
+      loaded.set(job, interpret(found.get(`${job.tenantId}/${job.notificationId}`), job.notificationId));
+    } catch (error) {
+      loaded.set(job, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
   return loaded;
 }
 
@@ -553,20 +544,23 @@ function present<Row, Column extends keyof Row>(
   return columns.every((column) => row[column] !== null);
 }
 
-// Everything the notifications need, read under RLS in their tenant in one call of
-// private.load_notification_claim, which keeps its plan for the connection
-// (supabase/migrations/20261130000300_load_notification_claim.sql); the notifications
-// are named in the call's text (see src/db/worker-context.ts). A left join reads its
-// columns as nullable, so every column but the notification's own may be null here.
-const loadQuery = (notificationIds: readonly string[]) =>
-  `select * from private.load_notification_claim(array[${notificationIds.map(uuidLiteral).join(", ")}]::uuid[])`;
+// Everything the notifications need, read under RLS in their tenants in one call of
+// private.load_notification_claims, which reads each tenant's as background_worker in that
+// tenant's context through private.load_notification_claim, whose plan is kept for the
+// connection (supabase/migrations/20261201000300_load_a_claim_in_one_call.sql); the
+// notifications and their tenants are named in the call's text (see
+// src/db/worker-context.ts). A left join reads its columns as nullable, so every column
+// but the notification's own may be null here.
+const loadQuery = (jobs: readonly TenantJob[]) =>
+  `select * from private.load_notification_claims(array[${jobs.map((job) => uuidLiteral(job.tenantId)).join(", ")}]::uuid[], ` +
+  `array[${jobs.map((job) => uuidLiteral(job.notificationId)).join(", ")}]::uuid[])`;
 
 type Row<Table extends keyof Database["public"]["Tables"]> = Database["public"]["Tables"][Table]["Row"];
 type Nullable<T> = { [K in keyof T]: T[K] | null };
 
 // The function's columns, typed from the tables they come from.
 type LoadedRow =
-  & Pick<Row<"notifications">, "id" | "template_key" | "channel" | "status" | "recipient_id" | "recipient_type" | "recipient_address" | "context" | "created_at">
+  & Pick<Row<"notifications">, "tenant_id" | "id" | "template_key" | "channel" | "status" | "recipient_id" | "recipient_type" | "recipient_address" | "context" | "created_at">
   & Nullable<Pick<Row<"notification_preferences">, "enabled">>
   & Nullable<Pick<Row<"reservations">,
     | "checked_in_at" | "confirmation_code" | "check_in" | "check_out" | "adults" | "children" | "total_amount" | "amount_paid"

@@ -3,7 +3,7 @@
 -- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(48);
+select plan(50);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -201,6 +201,14 @@ select is(tests.rows_changed(format('update public.notifications set status = ''
   0::bigint, 'nor changes them');
 select is((select count(*) from private.load_notification_claim(array[:'checkin'::uuid])), 0::bigint,
   'nor loads them for a claim');
+-- A whole claim in one call: each notification read in the tenant it is paired with, under RLS.
+select tests.act_as_operator();
+select results_eq(format('select tenant_id, id, first_name from private.load_notification_claims(array[%L, %L]::uuid[], array[%L, %L]::uuid[])',
+                         :'beta_tenant', tests.fx('tenants'), :'checkin', :'checkin'),
+  format($$values (%L::uuid, %L::uuid, 'Ada'::text)$$, tests.fx('tenants'), :'checkin'),
+  'a claim''s load finds a notification in its own tenant, and not where a job names it under another');
+select throws_ok(format('select * from private.load_notification_claims(array[%L]::uuid[], array[]::uuid[])', tests.fx('tenants')),
+  '22023', null, 'a claim pairs each notification with its tenant');
 select tests.act_as_worker(tests.fx('tenants'));
 select results_eq(format('select id, template_key, first_name, confirmation_code is not null from private.load_notification_claim(array[%L::uuid])', :'checkin'),
   format($$values (%L::uuid, 'checkin_reminder'::text, 'Ada'::text, true)$$, :'checkin'),
