@@ -19,20 +19,30 @@
 -- message id and the event, or a null event for a message that is not one this project
 -- sends; with `alerts`, for a check-in whose tenant has front-desk staff who take in-app
 -- alerts, what the alert says (src/notifications/staff-text.ts, CheckInAlertData without
--- its locale). That is read as a job's notification is: as background_worker in the event's tenant, so RLS
--- applies to every read (docs/contract.md, Delivery processing); the caller's role is
--- back when it returns. Takes nothing off the queue: the caller's transaction hands the
+-- its locale). That is read as a job's notification is: as background_worker in the
+-- event's tenant, so RLS applies to every read (docs/contract.md, Delivery processing);
+-- the caller's role is back when it returns. Takes nothing off the queue: the caller's transaction hands the
 -- events to private.expand_taken_notification_events.
 create or replace function private.take_notification_events(max_events integer, alerts boolean)
 returns table (msg_id bigint, event jsonb, check_in_alert jsonb)
 language plpgsql
 set search_path = ''
+-- One plan per connection for the read of each tenant's check-ins, reaching every row by
+-- its key whatever the statistics said when it was made (as the claim's load and
+-- settlement: 20261201000200_claim_functions_keep_their_plans.sql).
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
 as $$
 declare
   uuid_pattern constant text := '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
   taken record;
   ids bigint[] := '{}';
   events jsonb[] := '{}';
+  -- The check-ins among them, column by column: message, tenant, stay, when.
+  check_ins bigint[] := '{}';
+  check_in_tenants uuid[] := '{}';
+  check_in_stays uuid[] := '{}';
+  check_in_times timestamptz[] := '{}';
   caller_role text := current_setting('role');
   tenant uuid;
   said jsonb := '{}';
@@ -51,43 +61,43 @@ begin
       events := events || jsonb_build_object(
         'tenantId', taken.m -> 'tenantId', 'templateKey', taken.m -> 'templateKey', 'reservationId', taken.m -> 'reservationId',
         'accessCodeId', taken.m -> 'accessCodeId', 'occurredAt', taken.enqueued_at);
+      if alerts and taken.m ->> 'templateKey' = 'checkin_reminder' then
+        check_ins := check_ins || taken.msg_id;
+        check_in_tenants := check_in_tenants || (taken.m ->> 'tenantId')::uuid;
+        check_in_stays := check_in_stays || (taken.m ->> 'reservationId')::uuid;
+        check_in_times := check_in_times || taken.enqueued_at;
+      end if;
     else
       events := events || null::jsonb;
     end if;
   end loop;
 
-  if not alerts then
-    return query select t.msg_id, t.event, null::jsonb from unnest(ids, events) as t (msg_id, event);
-    return;
+  if cardinality(check_ins) > 0 then
+    perform set_config('role', 'background_worker', true);
+    for tenant in select distinct t from unnest(check_in_tenants) as t loop
+      perform set_config('app.tenant_id', tenant::text, true);
+      said := said || coalesce((
+        select jsonb_object_agg(c.msg_id::text, jsonb_build_object(
+                 'guest', jsonb_build_object('firstName', g.first_name, 'lastName', g.last_name),
+                 'property', jsonb_build_object('name', p.name, 'timezone', p.timezone),
+                 'unit', case when u.id is not null then jsonb_build_object('name', u.name) end,
+                 'reservation', jsonb_build_object(
+                   'id', r.id, 'confirmationCode', r.confirmation_code, 'checkIn', r.check_in, 'checkOut', r.check_out,
+                   'adults', r.adults, 'children', r.children, 'balance', r.balance, 'currency', r.currency),
+                 'checkedInAt', to_char(coalesce(r.checked_in_at, c.occurred_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+        from unnest(check_ins, check_in_tenants, check_in_stays, check_in_times) as c (msg_id, tenant_id, reservation_id, occurred_at)
+        join public.reservations r on r.tenant_id = tenant and r.id = c.reservation_id
+        join public.guests g on g.tenant_id = r.tenant_id and g.id = r.guest_id
+        join public.properties p on p.tenant_id = r.tenant_id and p.id = r.property_id
+        left join public.units u on u.tenant_id = r.tenant_id and u.id = r.unit_id
+        where c.tenant_id = tenant
+          and exists (select from public.tenant_memberships m where m.tenant_id = tenant and m.role = 'staff')
+          and not exists (select from public.notification_preferences np
+                          where np.tenant_id = tenant and np.template_key = 'check_in_alerts' and np.channel = 'in_app'
+                            and not np.enabled)), '{}');
+    end loop;
+    perform set_config('role', caller_role, true);
   end if;
-
-  perform set_config('role', 'background_worker', true);
-  for tenant in
-    select distinct (e ->> 'tenantId')::uuid from unnest(events) as e where e ->> 'templateKey' = 'checkin_reminder'
-  loop
-    perform set_config('app.tenant_id', tenant::text, true);
-    said := said || coalesce((
-      select jsonb_object_agg(t.msg_id::text, jsonb_build_object(
-               'guest', jsonb_build_object('firstName', g.first_name, 'lastName', g.last_name),
-               'property', jsonb_build_object('name', p.name, 'timezone', p.timezone),
-               'unit', case when u.id is not null then jsonb_build_object('name', u.name) end,
-               'reservation', jsonb_build_object(
-                 'id', r.id, 'confirmationCode', r.confirmation_code, 'checkIn', r.check_in, 'checkOut', r.check_out,
-                 'adults', r.adults, 'children', r.children, 'balance', r.balance, 'currency', r.currency),
-               'checkedInAt', to_char(coalesce(r.checked_in_at, (t.event ->> 'occurredAt')::timestamptz) at time zone 'UTC',
-                                      'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
-      from unnest(ids, events) as t (msg_id, event)
-      join public.reservations r on r.tenant_id = tenant and r.id = (t.event ->> 'reservationId')::uuid
-      join public.guests g on g.tenant_id = r.tenant_id and g.id = r.guest_id
-      join public.properties p on p.tenant_id = r.tenant_id and p.id = r.property_id
-      left join public.units u on u.tenant_id = r.tenant_id and u.id = r.unit_id
-      where t.event ->> 'templateKey' = 'checkin_reminder' and (t.event ->> 'tenantId')::uuid = tenant
-        and exists (select from public.tenant_memberships m where m.tenant_id = tenant and m.role = 'staff')
-        and not exists (select from public.notification_preferences np
-                        where np.tenant_id = tenant and np.template_key = 'check_in_alerts' and np.channel = 'in_app'
-                          and not np.enabled)), '{}');
-  end loop;
-  perform set_config('role', caller_role, true);
 
   return query
     select t.msg_id, t.event, said -> t.msg_id::text
