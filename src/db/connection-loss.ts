@@ -219,19 +219,25 @@ type Unsent = { execute(): PromiseLike<unknown> };
 // rolling it back. A connection whose session ended is not handed back to the pool.
 export async function pipelinedTransaction(sql: Sql, statements: (tx: postgres.ReservedSql) => Unsent[]): Promise<unknown[]> {
   const tx = await sql.reserve();
-  let sessionEnded = false;
+  const session = { ended: false };
   try {
-    const sent = [tx`begin`, ...statements(tx), tx`commit`].map((query) => query.execute());
-    const settled = await Promise.allSettled(sent);
-    const failed = settled.find((outcome) => outcome.status === "rejected");
-    if (failed) {
-      sessionEnded = settled.some((outcome) => outcome.status === "rejected" && endsSession(outcome.reason));
-      throw failed.reason;
-    }
-    return settled.slice(1, -1).map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
+    return (await sendPipelined(session, [tx`begin`, ...statements(tx), tx`commit`])).slice(1, -1);
   } finally {
-    if (!sessionEnded) tx.release();
+    if (!session.ended) tx.release();
   }
+}
+
+// Queries written at once on one connection, their results in order; the first failure
+// is thrown once every query has answered, and marks the session ended if any failure
+// says so.
+async function sendPipelined(session: { ended: boolean }, queries: Unsent[]): Promise<unknown[]> {
+  const settled = await Promise.allSettled(queries.map((query) => query.execute()));
+  const failed = settled.find((outcome) => outcome.status === "rejected");
+  if (failed) {
+    session.ended = settled.some((outcome) => outcome.status === "rejected" && endsSession(outcome.reason));
+    throw failed.reason;
+  }
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
 }
 
 // A transaction in two pipelined steps on one reserved connection, for work that needs
@@ -247,34 +253,25 @@ export async function transactionInTwoSteps(
   second: (firstResults: unknown[], tx: postgres.ReservedSql) => Unsent[],
 ): Promise<{ first: unknown[]; second: unknown[] }> {
   const tx = await sql.reserve();
-  let sessionEnded = false;
-  const pipelined = async (queries: Unsent[]): Promise<unknown[]> => {
-    const settled = await Promise.allSettled(queries.map((query) => query.execute()));
-    const failed = settled.find((outcome) => outcome.status === "rejected");
-    if (failed) {
-      sessionEnded = settled.some((outcome) => outcome.status === "rejected" && endsSession(outcome.reason));
-      throw failed.reason;
-    }
-    return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
-  };
+  const session = { ended: false };
   let committing = false;
   try {
-    const firstResults = (await pipelined([tx`begin`, ...first(tx)])).slice(1);
+    const firstResults = (await sendPipelined(session, [tx`begin`, ...first(tx)])).slice(1);
     const statements = second(firstResults, tx);
     committing = true;
-    const secondResults = (await pipelined([...statements, tx`commit`])).slice(0, -1);
+    const secondResults = (await sendPipelined(session, [...statements, tx`commit`])).slice(0, -1);
     return { first: firstResults, second: secondResults };
   } catch (error) {
-    if (!committing && !sessionEnded) {
+    if (!committing && !session.ended) {
       try {
         await tx`rollback`.execute();
       } catch (rollbackFailed) {
-        sessionEnded = endsSession(rollbackFailed);
+        session.ended = endsSession(rollbackFailed);
       }
     }
     throw error;
   } finally {
-    if (!sessionEnded) tx.release();
+    if (!session.ended) tx.release();
   }
 }
 
