@@ -16,7 +16,7 @@ import type { WriteResults } from "./writes.ts";
 import type { LoadResult } from "./wrk.ts";
 
 // The parts a run can be limited to (bench/run.ts --only), in the order they run.
-// `reads` is items 1 and 2, `scale` item 5 (its ratio needs `reads` too).
+// `reads` is items 1 and 2, `scale` item 5.
 export const PARTS = [
   "scale", "reads", "direct-and-pooled", "limiter", "writes", "pipeline", "webhooks", "large-tenant", "latency",
 ] as const;
@@ -24,12 +24,22 @@ export type Part = (typeof PARTS)[number];
 
 export type RouteResults = { api: LoadResult[]; sqlCeiling: SqlLoadResult[]; httpCeiling: LoadResult[]; bodyBytes: number };
 
+// The same reads, loaded the same way, on either side of seeding tenants 2-1000: before
+// it, right after it, and once they are dropped again, so that a machine growing busier or
+// quieter over those minutes weighs on both sides alike.
+export type ScaleReads = {
+  oneTenantBefore: Record<ReadRoute, LoadResult[]>;
+  thousandTenants: Record<ReadRoute, LoadResult[]>;
+  oneTenantAfter: Record<ReadRoute, LoadResult[]>;
+};
+
 export type Measurements = {
   reads?: Record<ReadRoute, RouteResults>;
   // The same reads from two api instances, connected directly and through the pooler.
   directAndPooled?: DirectAndPooled;
-  // Item 1's reads again while the database holds one bench tenant only.
-  oneTenantReads?: Record<ReadRoute, LoadResult[]>;
+  // Item 5: item 1's reads from the API alone, with one bench tenant, with 1,000, and with
+  // one again.
+  scale?: ScaleReads;
   writes?: WriteResults;
   pipeline?: PipelineResult;
   // Item 8: outbound webhooks, beside the pipeline.
@@ -94,15 +104,21 @@ function lowerCeiling(route: RouteResults, index: number): number {
 const each = <K extends string, V>(keys: readonly K[], value: (key: K) => V) =>
   Object.fromEntries(keys.map((key) => [key, value(key)])) as Record<K, V>;
 
+// The one-tenant side of a scale point: the mean latency of its runs before and after
+// the 1,000 tenants' run.
+function oneTenantMeanMs(scale: ScaleReads, route: ReadRoute, i: number): number {
+  return (scale.oneTenantBefore[route][i]!.meanMs + scale.oneTenantAfter[route][i]!.meanMs) / 2;
+}
+
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } = measurements;
+  const { reads, directAndPooled, scale, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } = measurements;
   const ratios: Report["ratios"] = {};
   if (reads) {
     ratios.apiShareOfLowerCeiling = each(routes, (route) =>
       CONCURRENCIES.map((_, i) => reads[route].api[i]!.requestsPerSecond / lowerCeiling(reads[route], i)));
   }
-  if (reads && oneTenantReads) {
-    ratios.scale = each(routes, (route) => CONCURRENCIES.map((_, i) => reads[route].api[i]!.meanMs / oneTenantReads[route][i]!.meanMs));
+  if (scale) {
+    ratios.scale = each(routes, (route) => CONCURRENCIES.map((_, i) => scale.thousandTenants[route][i]!.meanMs / oneTenantMeanMs(scale, route, i)));
   }
   if (directAndPooled) {
     ratios.pooledOverDirect = each(routes, (route) =>
@@ -169,7 +185,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
 
   const sumErrors = (results: { errors: number }[]) => results.reduce((sum, result) => sum + result.errors, 0);
   const errors = routes.reduce((sum, route) =>
-    sum + sumErrors([...(reads?.[route].api ?? []), ...(reads?.[route].httpCeiling ?? []), ...(oneTenantReads?.[route] ?? []),
+    sum + sumErrors([...(reads?.[route].api ?? []), ...(reads?.[route].httpCeiling ?? []), ...(scale?.oneTenantBefore[route] ?? []),
+      ...(scale?.thousandTenants[route] ?? []), ...(scale?.oneTenantAfter[route] ?? []),
       ...(directAndPooled?.[route].direct ?? []), ...(directAndPooled?.[route].pooled ?? []), ...(reads?.[route].sqlCeiling ?? [])]), 0) +
     sumErrors(writes ? [writes.patchGuest, writes.checkIn, writes.checkInWithoutTrigger] : []) +
     (pipeline?.errors ?? 0) + (webhooks?.errors ?? 0) +
@@ -213,7 +230,7 @@ const channelLabels: Record<Channel, string> = {
 };
 
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, oneTenantReads, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } =
+  const { reads, directAndPooled, scale, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } =
     report.measurements;
   const { ratios } = report;
   const lines: string[] = [];
@@ -267,22 +284,21 @@ export function markdown(report: Report): string {
       });
     }
   }
-  if (reads && oneTenantReads && ratios.scale) {
-    const scale = ratios.scale;
+  if (scale && ratios.scale) {
+    const ratio = ratios.scale;
+    const point = (result: LoadResult) => `${fixed(result.requestsPerSecond)}, ${fixed(result.meanMs, 2)}`;
     lines.push(
       "",
-      "**Scale** (the same reads while the database holds one bench tenant, then 1,000)",
+      "**Scale** (the API's reads alone, while the database holds one bench tenant, then 1,000, then one again; the ratio is the 1,000 tenants' mean latency over the mean of the two one-tenant runs')",
       "",
-      "| route | conn | 1 tenant: req/s, mean ms | 1,000 tenants: req/s, mean ms | latency ratio |",
-      "|---|--:|--:|--:|--:|",
+      "| route | conn | 1 tenant: req/s, mean ms | 1,000 tenants: req/s, mean ms | 1 tenant again: req/s, mean ms | latency ratio |",
+      "|---|--:|--:|--:|--:|--:|",
     );
     for (const route of routes) {
       CONCURRENCIES.forEach((connections, i) => {
-        const one = oneTenantReads[route][i]!;
-        const many = reads[route].api[i]!;
         lines.push(
-          `| ${readRoutes[route].label} | ${connections} | ${fixed(one.requestsPerSecond)}, ${fixed(one.meanMs, 2)} | ` +
-            `${fixed(many.requestsPerSecond)}, ${fixed(many.meanMs, 2)} | ${fixed(scale[route][i]!, 2)} |`,
+          `| ${readRoutes[route].label} | ${connections} | ${point(scale.oneTenantBefore[route][i]!)} | ` +
+            `${point(scale.thousandTenants[route][i]!)} | ${point(scale.oneTenantAfter[route][i]!)} | ${fixed(ratio[route][i]!, 2)} |`,
         );
       });
     }
