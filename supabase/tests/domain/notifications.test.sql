@@ -3,7 +3,7 @@
 -- the worker's role reads one tenant and records outcomes only.
 begin;
 \ir ../helpers/setup.psql
-select plan(50);
+select plan(51);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 select tests.make_tenant('Beta') as beta \gset
@@ -181,6 +181,22 @@ create temp table taken as select * from private.take_notification_events(10, tr
 select results_eq('select event ->> ''templateKey'', check_in_alert is null from taken', $$values ('reservation_cancelled'::text, true)$$,
   'a cancellation is taken with no alert');
 select results_eq($$select * from tests.hand_back(null)$$, $$values (1, 0, 0)$$, 'and expanded as before');
+drop table taken;
+
+-- Check-ins of two tenants taken together, interleaved: each is taken, in order, with the
+-- alert of its own stay and guest, read in its own tenant.
+select (:'beta'::jsonb ->> 'reservations')::uuid as beta_stay \gset
+select pgmq.send('notification_events', jsonb_build_object('tenantId', tenant, 'templateKey', 'checkin_reminder',
+  'reservationId', stay, 'accessCodeId', null))
+from (values (1, tests.fx('tenants'), :'second_stay'::uuid), (2, :'beta_tenant'::uuid, :'beta_stay'::uuid),
+             (3, tests.fx('tenants'), tests.fx('reservations'))) as e (n, tenant, stay)
+order by n;
+create temp table taken as select * from private.take_notification_events(10, true);
+select results_eq($$select event ->> 'reservationId', check_in_alert -> 'reservation' ->> 'id', check_in_alert -> 'guest' ->> 'lastName' from taken$$,
+  format($$values (%L::text, %L::text, 'Alpha'::text), (%L, %L, 'Beta'), (%L, %L, 'Alpha')$$,
+         :'second_stay', :'second_stay', :'beta_stay', :'beta_stay', tests.fx('reservations'), tests.fx('reservations')),
+  'check-ins of two tenants taken together each come with their own stay''s alert, in the order taken');
+select pgmq.delete('notification_events', array(select msg_id from taken));
 drop table taken;
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 
