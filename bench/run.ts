@@ -8,6 +8,7 @@
 //   --only a,b,...     run only these parts (report.ts's PARTS); such a run is a look, not
 //                      a result: it writes to .stack/bench/results/ and leaves
 //                      bench/results/ and docs/benchmarks.md as they are
+import { defaultWorkerSettings } from "../src/notifications/worker.ts";
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
@@ -36,7 +37,7 @@ const BENCHMARKS_PAGE = new URL("../docs/benchmarks.md", import.meta.url);
 const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20 };
 const WRITE_TENANTS = { first: 2, last: TENANTS };
 // What the pgmq ceiling sends, reads and deletes at a time: the worker's claim.
-const CEILING_BATCH = 100;
+const CEILING_BATCH = defaultWorkerSettings.claimSize;
 // The notification latency part: 3,000 check-ins at a steady rate, across every bench
 // tenant but the read tenant.
 const LATENCY = { checkInsPerSecond: 100, seconds: 30 };
