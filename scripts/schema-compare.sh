@@ -3,8 +3,8 @@
 # throwaway Postgres cluster of its own, prepared as scripts/stack.sh prepares the
 # stack's: the stack's settings (pg_cron, whose jobs live in the database that
 # cron.database_name names, so a scratch database inside one cluster would not do),
-# local/postgres/supabase-baseline.sql, Supabase Auth's own migrations from the stack's
-# cached Auth binary, then the chain through the Supabase CLI's `db push`. No seed.
+# local/postgres/supabase-baseline.sql, Auth's schema as the local Auth double makes it
+# (local/auth/schema.sql), then the chain through the Supabase CLI's `db push`. No seed.
 #
 #   scripts/schema-compare.sh OLD_REF [NEW_REF]
 #
@@ -27,8 +27,8 @@
 #
 # Prints "schemas identical: <old> = <new>" and exits 0, or prints the diff (`-` old,
 # `+` new) and exits 1; exits 2 on a usage error or when a cluster cannot be prepared.
-# Needs what the stack needs (it installs the same packages and builds Auth the same
-# way when they are missing); it leaves the stack itself alone. The clusters take two
+# Needs what the stack needs (it installs the same packages the same way when they
+# are missing); it leaves the stack itself alone. The clusters take two
 # free ports below 32768 (SCHEMA_COMPARE_PORTS="p1 p2" chooses them) and are removed on exit;
 # SCHEMA_COMPARE_KEEP=<folder> keeps the dumps and their normalised forms there.
 set -euo pipefail
@@ -141,7 +141,6 @@ ensure_system_packages
 ensure_node_tools
 mkdir -p "$STATE" "$LOGS"
 ensure_pgmq_extension
-build_auth
 
 if [ -n "${SCHEMA_COMPARE_PORTS:-}" ]; then
   read -r OLD_PORT NEW_PORT <<<"$SCHEMA_COMPARE_PORTS"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The local Supabase-shaped stack without Docker: Postgres 15 (pg_cron, pgTAP, pgmq
 # from the pgmq crate), PgBouncer in transaction mode in front of it (the functions'
-# way to the database, as Supavisor's port 6543 is on a hosted project), Supabase Auth
-# built from its upstream source, the Edge Functions under Deno behind an nginx gateway
+# way to the database, as Supavisor's port 6543 is on a hosted project), the local double
+# of Supabase Auth's HTTP API, the Edge Functions under Deno behind an nginx gateway
 # on :54321, the SendGrid, SMS and Web Push doubles, the webhook receiver double (a
 # tenant's endpoint for outbound webhooks), and the front-desk example (examples/front-desk),
 # built and served on an origin of its own. The ports follow PMS_PORT_BASE
@@ -12,8 +12,7 @@
 #   stack.sh reset    stop, drop all state, bring up an empty migrated seeded stack
 #   stack.sh status   print the status block
 #   stack.sh clean    stop, then remove everything the stack made for this checkout, the
-#                     front-desk example's build too (the Auth binary's cache, shared
-#                     between checkouts, stays)
+#                     front-desk example's build too
 #   stack.sh db stop|start   only the Postgres cluster (the fault tests restart it)
 set -euo pipefail
 
@@ -53,16 +52,6 @@ WEBHOOKS_ALLOW_LOOPBACK_HTTP=true
 # the front-desk example's, unless the environment names others (an app of your own on its dev server).
 CORS_ALLOWED_ORIGINS=${CORS_ALLOWED_ORIGINS:-$FRONT_DESK_URL}
 WORKER_EVERY_SECONDS=10
-# Supabase Auth: the upstream source of one release, built with Go. The source is the
-# release's archive (AUTH_SOURCE_ARCHIVE, checked against its sha256) where one is at
-# hand, else a git checkout of the same commit. The binary is cached by that checksum.
-AUTH_VERSION=v2.196.0
-AUTH_COMMIT=0204331ca41a5b49f076b6fa3dc6c0d20b996590
-AUTH_ARCHIVE_SHA256=47b76d1b52edb0a9c45b8f0885156864b08e43f2c8ff949047cb93c456955ab2
-AUTH_SOURCE_ARCHIVE=${AUTH_SOURCE_ARCHIVE:-$ROOT/../shared/vendor/supabase-auth-${AUTH_VERSION#v}.tar.gz}
-AUTH_GIT_URL=https://github.com/supabase/auth
-AUTH_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/pms-stack/auth-$AUTH_ARCHIVE_SHA256"
-AUTH_BIN="$AUTH_CACHE/auth"
 DENO="$ROOT/node_modules/.bin/deno"
 # The functions' npm dependencies; a DENO_DIR already set (npm test's) is shared.
 export DENO_DIR="${DENO_DIR:-$STATE/deno}"
@@ -306,7 +295,7 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL AUTH_BIN MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
   FRONT_DESK_URL CORS_ALLOWED_ORIGINS
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
@@ -352,43 +341,10 @@ ensure_keys() {
 
 load_keys() { set -a; . "$ENV_FILE"; set +a; }
 
-# Builds Supabase Auth from its upstream source into the cache, with Auth's own
-# migrations beside the binary (Auth runs them at start). The source is verified first.
-build_auth() {
-  [ -x "$AUTH_BIN" ] && [ -d "$AUTH_CACHE/migrations" ] && return 0
-  command -v go >/dev/null || die "Go is needed to build Supabase Auth $AUTH_VERSION (Debian: golang-go)"
-  local build="$STATE/build" src origin
-  rm -rf "$build"; mkdir -p "$build"
-  if [ -f "$AUTH_SOURCE_ARCHIVE" ]; then
-    echo "$AUTH_ARCHIVE_SHA256  $AUTH_SOURCE_ARCHIVE" | sha256sum --check --status \
-      || die "$AUTH_SOURCE_ARCHIVE does not have the sha256 $AUTH_ARCHIVE_SHA256 of Supabase Auth $AUTH_VERSION"
-    tar -xzf "$AUTH_SOURCE_ARCHIVE" -C "$build"
-    src="$build/supabase-auth-${AUTH_VERSION#v}"
-    origin="the release archive $(basename "$AUTH_SOURCE_ARCHIVE") (sha256 $AUTH_ARCHIVE_SHA256)"
-  else
-    say "no release archive at $AUTH_SOURCE_ARCHIVE: cloning $AUTH_GIT_URL"
-    src="$build/auth"
-    git clone --quiet "$AUTH_GIT_URL" "$src" >"$LOGS/auth-build.log" 2>&1 \
-      && git -C "$src" -c advice.detachedHead=false checkout --quiet "$AUTH_COMMIT" >>"$LOGS/auth-build.log" 2>&1 \
-      || { cat "$LOGS/auth-build.log" >&2; die "could not get Supabase Auth's source at $AUTH_COMMIT"; }
-    origin="a git checkout of $AUTH_GIT_URL at $AUTH_COMMIT"
-  fi
-  [ -d "$src/migrations" ] || die "the Supabase Auth source at $src has no migrations folder"
-  say "building Supabase Auth $AUTH_VERSION from $origin (first run only, about two minutes)"
-  mkdir -p "$AUTH_CACHE"
-  (cd "$src" && CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/supabase/auth/internal/utilities.Version=$AUTH_VERSION" \
-    -o "$AUTH_CACHE/auth.tmp" .) >>"$LOGS/auth-build.log" 2>&1 \
-    || { tail -n 30 "$LOGS/auth-build.log" >&2; die "building Supabase Auth failed (log: $LOGS/auth-build.log)"; }
-  rm -rf "$AUTH_CACHE/migrations"; cp -r "$src/migrations" "$AUTH_CACHE/migrations"
-  echo "$origin" > "$AUTH_CACHE/source"
-  mv "$AUTH_CACHE/auth.tmp" "$AUTH_BIN"
-  rm -rf "$build"
-}
-
-# Auth's environment, written to .stack/auth.env: the stack's URLs, database and keys,
-# and the settings from supabase/config.toml's [auth] section (local/auth/settings.ts).
-# The tests start Auth processes of their own from the same file.
+# Auth's environment, written to .stack/auth.env: Supabase Auth's own variables, with the
+# stack's URLs, database and keys, and the settings from supabase/config.toml's [auth]
+# section (local/auth/settings.ts). The double reads them as Auth does, so the file would
+# configure a real Auth the same way; the tests start Auth processes of their own from it.
 # A browser app's supabase-js sends its project key as `apikey`, which a hosted project's
 # gateway takes before Auth; Auth's own CORS answers here, so it is told to allow it too.
 write_auth_env() {
@@ -402,7 +358,6 @@ write_auth_env() {
       API_EXTERNAL_URL "$API_URL/auth/v1" \
       GOTRUE_DB_DRIVER postgres \
       GOTRUE_DB_DATABASE_URL "postgresql://supabase_auth_admin:postgres@127.0.0.1:$DB_PORT/postgres" \
-      GOTRUE_DB_MIGRATIONS_PATH "$AUTH_CACHE/migrations" \
       GOTRUE_JWT_SECRET "$JWT_SECRET" \
       GOTRUE_JWT_KEYS "$AUTH_JWT_KEYS" \
       GOTRUE_JWT_ISSUER "$API_URL/auth/v1" \
@@ -414,23 +369,27 @@ write_auth_env() {
     printf '%s\n' "$settings"
   } > "$STATE/auth.env.tmp"
   chmod 600 "$STATE/auth.env.tmp"
-  if ! cmp -s "$STATE/auth.env.tmp" "$STATE/auth.env"; then
-    mv "$STATE/auth.env.tmp" "$STATE/auth.env"
-    stop_process auth
-  else
-    rm -f "$STATE/auth.env.tmp"
-  fi
+  if cmp -s "$STATE/auth.env.tmp" "$STATE/auth.env"; then rm -f "$STATE/auth.env.tmp"; else mv "$STATE/auth.env.tmp" "$STATE/auth.env"; fi
 }
 
+# The command that runs the Auth double (local/auth/main.ts): Deno, reaching only loopback,
+# reading its schema file and its settings from the environment.
+AUTH_DOUBLE=("$DENO" run --quiet --config "$ROOT/deno.json" --allow-net=127.0.0.1 --allow-env
+  --allow-read="$ROOT/local/auth/schema.sql" "$ROOT/local/auth/main.ts")
+
+# The double restarts when its sources or its settings changed since it started.
 ensure_auth() {
-  build_auth
   write_auth_env
+  local fingerprint
+  fingerprint=$(cd "$ROOT" && cat local/auth/*.ts local/auth/schema.sql deno.json "$STATE/auth.env" | sha1sum | cut -c1-40)
+  [ "$(cat "$RUN/auth.fingerprint" 2>/dev/null)" = "$fingerprint" ] || stop_process auth
+  echo "$fingerprint" > "$RUN/auth.fingerprint"
   pid_alive auth && return
-  say "starting Supabase Auth $AUTH_VERSION on 127.0.0.1:$AUTH_PORT"
+  say "starting the local double of Supabase Auth on 127.0.0.1:$AUTH_PORT"
   local envs=()
   mapfile -t envs < <(set -a; . "$STATE/auth.env"; set +a; sed -nE 's/^([A-Z_]+)=.*/\1/p' "$STATE/auth.env" \
     | while read -r name; do printf '%s=%s\n' "$name" "${!name}"; done)
-  start_process auth "${envs[@]}" -- "$AUTH_BIN"
+  start_process auth DENO_DIR="$DENO_DIR" NO_COLOR=1 "${envs[@]}" -- "${AUTH_DOUBLE[@]}"
   wait_for_http auth "$AUTH_URL/health" 120
 }
 
@@ -456,15 +415,13 @@ create_demo_users() {
   done
 }
 
-# Auth's own migrations into the database at <db port>, the step Auth takes itself
-# when it starts (its root command is `migrate`, then `serve`), for a database that no
-# Auth serves: the schema comparison's.
+# Auth's schema into the database at <db port>, the step the double takes itself when it
+# starts, for a database no Auth serves: the schema comparison's.
 run_auth_migrations() { # db-port log
-  env -i PATH="$PATH" GOTRUE_DB_DRIVER=postgres \
+  env -i PATH="$PATH" DENO_DIR="$DENO_DIR" NO_COLOR=1 \
     GOTRUE_DB_DATABASE_URL="postgresql://supabase_auth_admin:postgres@127.0.0.1:$1/postgres" \
-    GOTRUE_DB_MIGRATIONS_PATH="$AUTH_CACHE/migrations" GOTRUE_JWT_SECRET=migrations-only-signs-nothing-0000000 \
-    API_EXTERNAL_URL=http://127.0.0.1/auth/v1 GOTRUE_SITE_URL=http://127.0.0.1 GOTRUE_LOG_LEVEL=warn \
-    "$AUTH_BIN" migrate >"$2" 2>&1 || { cat "$2" >&2; die "Auth's migrations failed on port $1 (log: $2)"; }
+    GOTRUE_JWT_SECRET=migrations-only-signs-nothing-0000000 GOTRUE_SITE_URL=http://127.0.0.1 \
+    "${AUTH_DOUBLE[@]}" migrate >"$2" 2>&1 || { cat "$2" >&2; die "Auth's schema failed on port $1 (log: $2)"; }
 }
 
 # The migrations of the project in <dir> (its supabase/migrations), pushed to <db url>.
@@ -735,10 +692,9 @@ stop_http_processes() {
 
 print_status() {
   load_keys
-  local auth_state="not running" auth_settings="" version
+  local auth_state="not running" auth_settings=""
   if pid_alive auth && curl -fsS -o /dev/null "$AUTH_URL/health" 2>/dev/null; then
-    version=$("$AUTH_BIN" version 2>/dev/null | grep -oE '^v[0-9][^ {]*' || echo unknown)
-    auth_state="running $version, built from $(cat "$AUTH_CACHE/source" 2>/dev/null || echo 'an unknown source')"
+    auth_state="local double of Supabase Auth's HTTP API, running (local/auth)"
   fi
   if [ -f "$STATE/auth.env" ]; then
     auth_settings=$(set -a; . "$STATE/auth.env"; set +a

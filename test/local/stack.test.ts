@@ -1,10 +1,11 @@
-// The local stack as a user meets it: Supabase Auth built from its source and running
-// its own migrations, the status block naming the version the binary reports, and the
-// whole stack coming up from a checkout inside a folder closed to other users.
+// The local stack as a user meets it: the Auth double and the schema it makes, the status
+// block naming it, and the whole stack coming up from a checkout inside a folder closed to
+// other users.
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
+import { SCHEMA_VERSION } from "../../local/auth/schema.ts";
 import type { Schemas } from "../support/api.ts";
 import { stack } from "../support/stack.ts";
 
@@ -17,22 +18,26 @@ async function run(command: string, args: string[], options: { cwd?: string; env
   return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }
 
-Deno.test("Supabase Auth has run every one of its own migrations, and they alone made its tables", async () => {
-  // The stack keeps the migrations of the source it built beside the binary.
-  const folder = join(dirname(stack.authBin), "migrations");
-  const shipped = [...Deno.readDirSync(folder)]
-    .map((entry) => /^(\d+)_.*\.up\.sql$/.exec(entry.name)?.[1])
-    .filter((version): version is string => version !== undefined)
-    .sort();
-  assert.ok(shipped.length >= 70, `${shipped.length} migrations in ${folder}`);
+Deno.test("Auth's schema is the double's, made by it as supabase_auth_admin, and closed to the API roles", async () => {
   const sql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
   try {
     const applied = await sql<{ version: string }[]>`select version from auth.schema_migrations order by version`;
-    assert.deepEqual(applied.map((row) => row.version), shipped);
+    assert.deepEqual(applied.map((row) => row.version), [SCHEMA_VERSION]);
     // Every table in the auth schema belongs to Auth's role: none was made by the baseline as postgres.
     const owners = await sql<{ owner: string }[]>`
       select distinct tableowner as owner from pg_tables where schemaname = 'auth'`;
     assert.deepEqual(owners.map((row) => row.owner), ["supabase_auth_admin"]);
+    const tables = await sql<{ name: string; rls: boolean }[]>`
+      select c.relname as name, c.relrowsecurity as rls from pg_class c
+      where c.relnamespace = 'auth'::regnamespace and c.relkind = 'r' order by 1`;
+    assert.deepEqual(tables.map((table) => table.name), [
+      "audit_log_entries", "identities", "instances", "mfa_amr_claims", "refresh_tokens", "schema_migrations", "sessions", "users",
+    ]);
+    assert.ok(tables.every((table) => table.rls), "row-level security is on for every auth table");
+    const [granted] = await sql<{ count: number }[]>`
+      select count(*)::int as count from information_schema.role_table_grants
+      where table_schema = 'auth' and grantee in ('anon', 'authenticated', 'service_role')`;
+    assert.equal(granted!.count, 0, "the API roles may not touch Auth's tables");
   } finally {
     await sql.end();
   }
@@ -61,12 +66,10 @@ Deno.test("pg_cron's jobs can connect: cron.host is the cluster's socket, where 
   }
 });
 
-Deno.test("the status block shows Auth running with the version its binary reports", async () => {
-  const version = (await run(stack.authBin, ["version"])).stdout.trim();
-  assert.match(version, /^v\d+\.\d+\.\d+$/);
+Deno.test("the status block names the Auth double and the settings it runs with", async () => {
   const status = await run("bash", ["scripts/stack.sh", "status"], { cwd: root });
   assert.equal(status.code, 0, status.stderr);
-  assert.match(status.stdout, new RegExp(`^ +Auth: running ${version.replaceAll(".", "\\.")}, built from `, "m"));
+  assert.match(status.stdout, /^ +Auth: local double of Supabase Auth's HTTP API, running \(local\/auth\)$/m);
   assert.match(status.stdout, /sign-up on, email confirmations off, site URL http:\/\/127\.0\.0\.1:3000/);
   assert.match(status.stdout, /JWT expiry 3600s, refresh token rotation on \(reuse interval 10s\)/);
   assert.match(status.stdout, new RegExp(`^ +Pooler URL: ${RegExp.escape(stack.poolerUrl)} \\(PgBouncer, transaction mode`, "m"));
@@ -82,12 +85,24 @@ Deno.test("no test, script or walk-through writes Auth's users or sessions, or s
   const maySign = new Set(["local/keys.ts", "test/auth/access-token.test.ts", "test/auth/verifier.unit.test.ts",
     "test/tenancy/request-context.test.ts", "bench/verify.bench.ts", "test/local/push-capture.test.ts"]);
   for (const file of tracked) {
-    if (file === "test/local/stack.test.ts") continue;
+    // Auth itself, the local double, writes its own tables and signs its own tokens.
+    if (file === "test/local/stack.test.ts" || file.startsWith("local/auth/")) continue;
     const text = await Deno.readTextFile(join(root, file));
     if (/insert\s+into\s+auth\.(users|sessions)\b/i.test(text)) offenders.push(`${file}: inserts into auth`);
     if (!maySign.has(file) && /\b(signHs256|SignJWT)\b/.test(text)) offenders.push(`${file}: signs a token`);
   }
   assert.deepEqual(offenders, []);
+});
+
+// Supabase Auth is served by no package registry, so nothing here may build it, clone it or
+// fetch its source: the stack runs the double (local/auth) in its place. The patterns are
+// put together here so that this file does not match them itself.
+Deno.test("nothing in the repository builds, clones or downloads Supabase Auth's source", async () => {
+  const patterns = [["go", "build"].join(" "), ["github.com", "supabase", "auth"].join("/"), ["AUTH", "SOURCE", "ARCHIVE"].join("_"),
+    ["shared", "vendor"].join("/")];
+  const found = await run("git", ["grep", "-n", "-I", "-F", ...patterns.flatMap((pattern) => ["-e", pattern]), "--", ".", ":!bench/results"], { cwd: root });
+  assert.equal(found.stdout, "", "files that name a build or clone of Auth's source");
+  assert.equal(found.code, 1, "git grep found nothing (and did not fail)");
 });
 
 // As root the cluster runs as the postgres user, who cannot enter such a folder; the
@@ -114,7 +129,7 @@ Deno.test({
 
       const up = await run("bash", ["scripts/stack.sh", "up"], { cwd: checkout, env });
       assert.equal(up.code, 0, `stack.sh up failed:\n${up.stderr}`);
-      assert.match(up.stdout, /^ +Auth: running v/m);
+      assert.match(up.stdout, /^ +Auth: local double of Supabase Auth's HTTP API, running/m);
 
       const health = await fetch(`${v1}/health`);
       assert.deepEqual(await health.json(), { status: "ok", checks: { database: "ok", auth: "ok" } });

@@ -1,7 +1,7 @@
-// A Supabase Auth process of a test's own: the stack's binary with the environment the
-// stack runs it with (.stack/auth.env), some settings changed, on a port of its own and
-// the stack's database. For what the stack's Auth cannot show without being restarted:
-// other signing keys, the legacy HS256 secret, rate limits.
+// A Supabase Auth process of a test's own: the stack's Auth (the local double, local/auth)
+// with the environment the stack runs it with (.stack/auth.env), some settings changed, on
+// a port of its own and the stack's database. For what the stack's Auth cannot show without
+// being restarted: other signing keys, the legacy HS256 secret, rate limits.
 import assert from "node:assert/strict";
 import { createApi } from "../../src/app.ts";
 import { type AccessTokenVerifierDeps, createAccessTokenVerifier } from "../../src/auth/access-token.ts";
@@ -41,8 +41,15 @@ export async function startAuth(changes: Record<string, string | null>): Promise
     if (value === null) delete env[name];
     else env[name] = value;
   }
-  const child = new Deno.Command(stack.authBin, { env, clearEnv: true, stdin: "null", stdout: "null", stderr: "piped" })
-    .spawn();
+  const denoDir = Deno.env.get("DENO_DIR");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: stack.authDoubleArgs,
+    env: { ...env, NO_COLOR: "1", ...(denoDir ? { DENO_DIR: denoDir } : {}) },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
   const url = `http://127.0.0.1:${port}`;
   const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let log = "";

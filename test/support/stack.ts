@@ -63,9 +63,12 @@ export const stack = {
   get authUrl() {
     return setting("AUTH_URL");
   },
-  // The Supabase Auth binary the stack built and runs.
-  get authBin() {
-    return setting("AUTH_BIN");
+  // How the stack runs its Auth, the local double of Supabase Auth's HTTP API: Deno's
+  // arguments, as scripts/stack.sh gives them.
+  get authDoubleArgs(): string[] {
+    const file = (path: string) => new URL(path, root).pathname;
+    return ["run", "--quiet", "--config", file("deno.json"), "--allow-net=127.0.0.1", "--allow-env",
+      `--allow-read=${file("local/auth/schema.sql")}`, file("local/auth/main.ts")];
   },
   get mailUrl() {
     return setting("MAIL_URL");
