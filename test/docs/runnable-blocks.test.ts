@@ -37,6 +37,19 @@ Deno.test("docs/local-stack.md: one folder of Deno tests, run by hand, passes", 
   assert.ok(Number(summary[1]) >= 1, "it ran tests");
 });
 
+// The block a reader runs against any Supabase Auth, run here against the stack's Auth
+// directly on its own port (no gateway), as one would against `supabase start`'s.
+Deno.test("docs/local-stack.md: the Auth contract suite, given an Auth by URL and its keys, passes", async () => {
+  const script = await docBlock("docs/local-stack.md#Supabase Auth: the local double");
+  assert.equal(defaultOf(script, "AUTH_URL"), "http://127.0.0.1:54321/auth/v1");
+  const { stdout, stderr } = await runBlock(script, {
+    AUTH_URL: stack.authUrl, AUTH_ANON_KEY: stack.anonKey, AUTH_SERVICE_ROLE_KEY: stack.serviceRoleKey, AUTH_DB_URL: stack.dbUrl,
+  });
+  const summary = /^ok \| (\d+) passed(?: \([^)]*\))? \| 0 failed/m.exec(stdout + stderr);
+  assert.ok(summary, `Deno's summary: ${stdout}\n${stderr}`);
+  assert.ok(Number(summary[1]) >= 15, `the whole suite ran: ${summary[1]}`);
+});
+
 Deno.test("docs/local-stack.md: one pgTAP file with pg_prove against the local database passes", async () => {
   const script = await docBlock("docs/local-stack.md#One pgTAP file");
   assert.equal(defaultOf(script, "DB_URL"), "postgresql://postgres:postgres@127.0.0.1:54322/postgres");
