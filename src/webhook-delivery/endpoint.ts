@@ -7,21 +7,15 @@
 // to one of exactly those addresses, so a name that resolves elsewhere a moment later (DNS
 // rebinding) changes nothing.
 //
-// The post goes through node:http and node:https rather than fetch: their `lookup` option
-// hands the connection the addresses already checked, while the URL's host name stays the
-// Host header, the TLS server name (SNI) and the name the certificate is verified for.
-// Deno's fetch has no such option (Deno.createHttpClient's tcp "proxy" connects to a
-// chosen address, but then speaks plain HTTP to an https URL). test/webhook-delivery/
-// endpoint.test.ts proves both paths under Deno: plain http, and https to a server whose
-// certificate names only the URL's host, reached at the address the resolver gave. Under
-// Deno, node:https reads the runtime's root certificates only with --allow-sys and
-// --allow-env, which the stack gives its functions (scripts/stack.sh); without them a post
-// to an https endpoint throws NotCapable, a deployment's mistake rather than the endpoint's.
-import { Buffer } from "node:buffer";
-import http from "node:http";
-import https from "node:https";
-import type { LookupFunction } from "node:net";
-import { ADDRESS_KIND_NAMES, addressBytes, type AddressKind, addressKind } from "./addresses.ts";
+// The post goes over a connection this module opens itself (Deno.connect, then
+// Deno.startTls for https) to an address already checked, while the URL's host name stays
+// the Host header, the TLS server name (SNI) and the name the certificate is verified for.
+// Only Deno's socket APIs allow that in the Edge Runtime: fetch cannot be told which address
+// to reach, and the runtime's node:http is built on fetch (its `lookup` throws and its `ca`
+// is ignored). test/webhook-delivery/endpoint.test.ts proves both schemes: plain http, and
+// https to a server whose certificate names only the URL's host, reached at the address
+// the resolver gave.
+import { ADDRESS_KIND_NAMES, type AddressKind, addressKind } from "./addresses.ts";
 
 // Loopback (localhost, 127.0.0.0/8, ::1), by plain http as well, only for the local stack's
 // receiver double: never where tenants save URLs, or the worker would post to this machine.
@@ -200,14 +194,6 @@ function positiveInteger(name: string, value: number): number {
   return value;
 }
 
-function networkErrorReason(code: string | undefined): NetworkErrorReason {
-  if (code === "ECONNREFUSED") return "connection-refused";
-  if (code === "ETIMEDOUT") return "timeout";
-  if (code?.startsWith("HPE_")) return "protocol-error";
-  if (code && /^ERR_(TLS|SSL)_|CERT|^UNABLE_TO_|^HOSTNAME_MISMATCH$/.test(code)) return "tls-failure";
-  return "connection-failed";
-}
-
 // Posts one webhook. Never throws for anything the endpoint or the network does; throws
 // only on a caller's mistake (an option out of range, a header value HTTP cannot carry).
 export async function postWebhook(post: WebhookPost): Promise<WebhookPostResult> {
@@ -261,8 +247,8 @@ export async function postWebhook(post: WebhookPost): Promise<WebhookPostResult>
     const exchanged = await exchange(url, addresses, post, { maxResponseBytes, maxReadBytes }, deadline.signal);
     if (exchanged.type === "timeout") return timedOut();
     if (exchanged.type === "error") {
-      const message = `${url.origin} could not be reached: ${shortened(exchanged.error.message)}`;
-      return { outcome: "network-error", reason: networkErrorReason(exchanged.error.code), message, durationMs: elapsed() };
+      const message = `${url.origin} could not be reached: ${shortened(exchanged.message)}`;
+      return { outcome: "network-error", reason: exchanged.reason, message, durationMs: elapsed() };
     }
     return { outcome: "response", status: exchanged.status, snippet: exchanged.snippet, retryAfter: exchanged.retryAfter, durationMs: elapsed() };
   } finally {
@@ -287,94 +273,265 @@ async function resolveBefore(resolve: ResolveHost, name: string, signal: AbortSi
 type Exchange =
   | { type: "response"; status: number; snippet: string; retryAfter: string | null }
   | { type: "timeout" }
-  | { type: "error"; error: Error & { code?: string } };
+  | { type: "error"; reason: NetworkErrorReason; message: string };
+
+// A connection that can be closed at any moment from outside, whatever it is doing.
+type Connection = Deno.Conn | Deno.TlsConn;
+
+class ProtocolError extends Error {}
 
 // The text of the body's first bytes. A character cut at the end is left out rather than
 // mangled; a NUL, which a Postgres text column refuses, becomes U+FFFD.
-function snippetOf(bytes: Buffer): string {
+function snippetOf(bytes: Uint8Array): string {
   return new TextDecoder().decode(bytes, { stream: true }).replaceAll("\0", "\uFFFD");
 }
 
-// One request and its answer, over a connection to one of `addresses`. Once the status
-// line is in, the outcome is that response whatever follows: the body is read until it
-// ends, maxReadBytes are in, or the deadline, and the connection is then closed.
-function exchange(
+// How Deno names a failure of the network or of TLS, as a reason an attempt records.
+function errorReason(error: unknown): NetworkErrorReason {
+  if (error instanceof ProtocolError) return "protocol-error";
+  if (error instanceof Deno.errors.ConnectionRefused) return "connection-refused";
+  if (error instanceof Deno.errors.TimedOut) return "timeout";
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Deno.errors.InvalidData || /certificate|handshake|tls|alert/i.test(message)) return "tls-failure";
+  return "connection-failed";
+}
+
+// One request and its answer, over a connection to one of `addresses`, tried in turn
+// until one takes it. Once the status line is in, the outcome is that response whatever
+// follows: the body is read until it ends, maxReadBytes are in, or the deadline, and the
+// connection is then closed.
+//
+// The request is written and its answer read here, over Deno.connect and Deno.startTls:
+// the connection must go to a checked address while the URL's name stays the Host header,
+// the TLS server name and the name the certificate is verified for, and neither fetch
+// (no way to choose the address) nor the Edge Runtime's node:http (built on fetch; its
+// `lookup` option throws, its `ca` is ignored) can do that. One POST with Connection:
+// close and a bounded answer needs only the HTTP/1.1 below: a status line, headers, and a
+// body by Content-Length, by chunks, or until the connection closes.
+async function exchange(
   url: URL,
   addresses: readonly string[],
   post: WebhookPost,
   limits: { maxResponseBytes: number; maxReadBytes: number },
   deadline: AbortSignal,
 ): Promise<Exchange> {
-  const candidates = addresses.map((address) => ({ address, family: addressBytes(address)!.length === 4 ? 4 : 6 }));
-  // node asks for one address, or for all of them (to try each family in turn); either way
-  // it gets only those checked, never the resolver's answer of the moment.
-  const lookup: LookupFunction = (_hostname, options, callback) => {
-    const allowed = candidates.filter(({ family }) => !options.family || options.family === family);
-    if (allowed.length === 0) {
-      callback(Object.assign(new Error("no checked address of the family asked for"), { code: "ENOTFOUND" }), "", 0);
-    } else if (options.all) {
-      callback(null, allowed);
-    } else {
-      callback(null, allowed[0]!.address, allowed[0]!.family);
+  const open = new Set<Connection>();
+  const closeAll = () => {
+    for (const connection of open) {
+      try {
+        connection.close();
+      } catch {
+        // already closed
+      }
     }
+    open.clear();
   };
-  const body = Buffer.from(post.body, "utf8");
-  const transport = url.protocol === "https:" ? https : http;
-
-  return new Promise<Exchange>((settle) => {
-    let settled = false;
-    const finish = (outcome: Exchange) => {
-      if (settled) return;
-      settled = true;
-      deadline.removeEventListener("abort", onDeadline);
-      request.destroy();
-      settle(outcome);
-    };
-    let answer: { status: number; retryAfter: string | null; chunks: Buffer[]; kept: number; read: number } | null = null;
-    const answered = () => {
-      const { status, retryAfter, chunks } = answer!;
-      finish({ type: "response", status, retryAfter, snippet: snippetOf(Buffer.concat(chunks)) });
-    };
-    const onDeadline = () => answer ? answered() : finish({ type: "timeout" });
-
-    const request = transport.request({
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[|\]$/g, ""),
-      port: url.port || undefined,
-      path: `${url.pathname}${url.search}`,
-      method: "POST",
-      headers: {
-        ...post.headers,
-        "content-type": "application/json",
-        "user-agent": WEBHOOK_USER_AGENT,
-        "content-length": String(body.length),
-      },
-      lookup,
-      // A connection of its own: none is shared with a post to another address.
-      agent: false,
-      ...(post.trustedCertificates ? { ca: [...post.trustedCertificates] } : {}),
-    });
-    request.on("response", (response) => {
-      const retryAfter = response.headers["retry-after"];
-      answer = { status: response.statusCode ?? 0, retryAfter: retryAfter ?? null, chunks: [], kept: 0, read: 0 };
-      response.on("data", (chunk: Buffer) => {
-        const state = answer!;
-        state.read += chunk.length;
-        if (state.kept < limits.maxResponseBytes) {
-          const part = chunk.subarray(0, limits.maxResponseBytes - state.kept);
-          state.chunks.push(part);
-          state.kept += part.length;
+  deadline.addEventListener("abort", closeAll, { once: true });
+  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+  const hostname = url.hostname.replace(/^\[|\]$/g, "");
+  let lastError: unknown = new Error("no address to connect to");
+  try {
+    for (const address of addresses) {
+      if (deadline.aborted) return { type: "timeout" };
+      let tcp: Deno.TcpConn;
+      try {
+        const connecting = Deno.connect({ hostname: address, port, transport: "tcp" });
+        const connected = await Promise.race([connecting, aborted(deadline)]);
+        if (connected === "aborted") {
+          // A connection that comes after the deadline is closed as it arrives.
+          connecting.then((late) => late.close(), () => {});
+          return { type: "timeout" };
         }
-        if (state.read >= limits.maxReadBytes) answered();
-      });
-      response.on("end", answered);
-      // The connection broke or closed mid-body: the status stands.
-      response.on("error", answered);
-      response.on("close", answered);
-    });
-    request.on("error", (error: Error & { code?: string }) => answer ? answered() : finish({ type: "error", error }));
-    if (deadline.aborted) return onDeadline();
-    deadline.addEventListener("abort", onDeadline);
-    request.end(body);
+        tcp = connected;
+      } catch (error) {
+        lastError = error;
+        continue;
+      }
+      open.add(tcp);
+      let connection: Connection = tcp;
+      if (url.protocol === "https:") {
+        connection = await Deno.startTls(tcp, {
+          hostname,
+          alpnProtocols: ["http/1.1"],
+          ...(post.trustedCertificates ? { caCerts: [...post.trustedCertificates] } : {}),
+        });
+        open.add(connection);
+      }
+      return await converse(connection, requestBytes(url, post), limits);
+    }
+    return { type: "error", reason: errorReason(lastError), message: messageOf(lastError) };
+  } catch (error) {
+    if (deadline.aborted) return { type: "timeout" };
+    return { type: "error", reason: errorReason(error), message: messageOf(error) };
+  } finally {
+    deadline.removeEventListener("abort", closeAll);
+    closeAll();
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<"aborted"> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve("aborted");
+    else signal.addEventListener("abort", () => resolve("aborted"), { once: true });
   });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// The request as it goes on the wire: our headers after the signature's, the body as UTF-8.
+function requestBytes(url: URL, post: WebhookPost): Uint8Array {
+  const body = new TextEncoder().encode(post.body);
+  const headers: Record<string, string> = {
+    ...post.headers,
+    "content-type": "application/json",
+    "user-agent": WEBHOOK_USER_AGENT,
+    "content-length": String(body.length),
+  };
+  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
+      throw new TypeError(`the header ${JSON.stringify(name)} cannot be sent as it is`);
+    }
+    head += `${name}: ${value}\r\n`;
+  }
+  head += "connection: close\r\n\r\n";
+  const headBytes = new TextEncoder().encode(head);
+  const bytes = new Uint8Array(headBytes.length + body.length);
+  bytes.set(headBytes);
+  bytes.set(body, headBytes.length);
+  return bytes;
+}
+
+// The most of a status line and headers read before the answer is called not HTTP.
+const MAX_HEAD_BYTES = 16_384;
+
+async function converse(
+  connection: Connection,
+  request: Uint8Array,
+  limits: { maxResponseBytes: number; maxReadBytes: number },
+): Promise<Exchange> {
+  for (let written = 0; written < request.length;) written += await connection.write(request.subarray(written));
+  const reader = new ByteReader(connection);
+  const head = await reader.readHead(MAX_HEAD_BYTES);
+  const [statusLine, ...headerLines] = head.split("\r\n");
+  const status = /^HTTP\/1\.[01] ([1-9][0-9]{2})(?: |$)/.exec(statusLine ?? "");
+  if (!status) throw new ProtocolError(`the answer does not start with an HTTP/1.1 status line`);
+  const headers = new Map<string, string>();
+  for (const line of headerLines) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) throw new ProtocolError("the answer has a header line that is not a header");
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers.set(name, headers.has(name) ? `${headers.get(name)}, ${value}` : value);
+  }
+  // From here the status stands: a body cut short, or the deadline, ends only the snippet.
+  const kept = new Uint8Array(limits.maxResponseBytes);
+  let keptLength = 0;
+  let read = 0;
+  const take = (bytes: Uint8Array) => {
+    read += bytes.length;
+    const part = bytes.subarray(0, Math.max(0, limits.maxResponseBytes - keptLength));
+    kept.set(part, keptLength);
+    keptLength += part.length;
+    return read < limits.maxReadBytes;
+  };
+  try {
+    await readBody(reader, headers, take);
+  } catch {
+    // The connection broke, closed or timed out mid-body: what was read is the snippet.
+  }
+  return {
+    type: "response",
+    status: Number(status[1]),
+    retryAfter: headers.get("retry-after") ?? null,
+    snippet: snippetOf(kept.subarray(0, keptLength)),
+  };
+}
+
+// The body by the framing the headers give, handed to `take` a piece at a time until it
+// ends or `take` has had enough.
+async function readBody(reader: ByteReader, headers: Map<string, string>, take: (bytes: Uint8Array) => boolean): Promise<void> {
+  if (/\bchunked\b/i.test(headers.get("transfer-encoding") ?? "")) {
+    for (;;) {
+      const size = Number.parseInt((await reader.readLine(1024)).split(";")[0]!.trim(), 16);
+      if (!Number.isFinite(size) || size < 0) throw new ProtocolError("a chunk's size is not hexadecimal");
+      if (size === 0) return;
+      let left = size;
+      while (left > 0) {
+        const piece = await reader.read(left);
+        if (piece === null) return;
+        left -= piece.length;
+        if (!take(piece)) return;
+      }
+      await reader.readLine(2);
+    }
+  }
+  const length = headers.get("content-length");
+  let left = length === undefined ? Infinity : Number(length);
+  while (left > 0) {
+    const piece = await reader.read(Math.min(left, 16_384));
+    if (piece === null) return;
+    left -= piece.length;
+    if (!take(piece)) return;
+  }
+}
+
+// Reads a connection a line or a number of bytes at a time, keeping what it read ahead.
+class ByteReader {
+  #buffer = new Uint8Array(0);
+  constructor(private readonly connection: Connection) {}
+
+  async #fill(): Promise<boolean> {
+    const chunk = new Uint8Array(16_384);
+    const count = await this.connection.read(chunk);
+    if (count === null) return false;
+    const joined = new Uint8Array(this.#buffer.length + count);
+    joined.set(this.#buffer);
+    joined.set(chunk.subarray(0, count), this.#buffer.length);
+    this.#buffer = joined;
+    return true;
+  }
+
+  #take(length: number): Uint8Array {
+    const taken = this.#buffer.slice(0, length);
+    this.#buffer = this.#buffer.slice(length);
+    return taken;
+  }
+
+  // The status line and headers, without the blank line that ends them.
+  async readHead(max: number): Promise<string> {
+    for (;;) {
+      const end = indexOf(this.#buffer, [13, 10, 13, 10]);
+      if (end >= 0) return new TextDecoder("latin1").decode(this.#take(end + 4)).slice(0, -4);
+      if (this.#buffer.length > max) throw new ProtocolError(`the answer's head is longer than ${max} bytes`);
+      if (!await this.#fill()) {
+        throw new ProtocolError(this.#buffer.length === 0 ? "the connection closed without an answer" : "the answer's head ended early");
+      }
+    }
+  }
+
+  async readLine(max: number): Promise<string> {
+    for (;;) {
+      const end = indexOf(this.#buffer, [13, 10]);
+      if (end >= 0) return new TextDecoder("latin1").decode(this.#take(end + 2)).slice(0, -2);
+      if (this.#buffer.length > max) throw new ProtocolError("a line of the body's framing is too long");
+      if (!await this.#fill()) throw new ProtocolError("the body ended inside its framing");
+    }
+  }
+
+  // Up to `max` bytes, or null at the end of the connection.
+  async read(max: number): Promise<Uint8Array | null> {
+    if (this.#buffer.length === 0 && !await this.#fill()) return null;
+    return this.#take(Math.min(max, this.#buffer.length));
+  }
+}
+
+function indexOf(bytes: Uint8Array, pattern: number[]): number {
+  outer: for (let i = 0; i + pattern.length <= bytes.length; i++) {
+    for (let j = 0; j < pattern.length; j++) if (bytes[i + j] !== pattern[j]) continue outer;
+    return i;
+  }
+  return -1;
 }

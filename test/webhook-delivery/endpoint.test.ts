@@ -201,33 +201,39 @@ Deno.test("posting: a refused connection and an answer that is not HTTP are netw
 
 // ---------------------------------------------------------------- TLS
 
-// A self-signed certificate for `name` alone, made with openssl for this run.
-async function selfSignedCertificate(name: string): Promise<{ cert: string; key: string }> {
+// A certificate authority of this run's and a server certificate it issued for `name`
+// alone, made with openssl: `ca` is what a client trusts, `cert` and `key` what the
+// server serves. The server's certificate is an end entity's (CA:FALSE), as a real
+// endpoint's is: TLS libraries refuse a CA certificate served as a server's own.
+async function issuedCertificate(name: string): Promise<{ ca: string; cert: string; key: string }> {
   const folder = await Deno.makeTempDir();
-  try {
-    const output = await new Deno.Command("openssl", {
-      args: [
-        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-        "-subj", `/CN=${name}`, "-addext", `subjectAltName=DNS:${name}`,
-        "-keyout", `${folder}/key.pem`, "-out", `${folder}/cert.pem`,
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
+  const openssl = async (args: string[]) => {
+    const output = await new Deno.Command("openssl", { args, cwd: folder, stdout: "null", stderr: "piped" }).output();
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-    return { cert: await Deno.readTextFile(`${folder}/cert.pem`), key: await Deno.readTextFile(`${folder}/key.pem`) };
+  };
+  try {
+    await openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+      "-subj", "/CN=webhook test CA", "-keyout", "ca.key", "-out", "ca.pem"]);
+    await openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", `/CN=${name}`,
+      "-keyout", "key.pem", "-out", "server.csr"]);
+    await Deno.writeTextFile(`${folder}/server.ext`,
+      `basicConstraints=critical,CA:FALSE\nsubjectAltName=DNS:${name}\nextendedKeyUsage=serverAuth\n`);
+    await openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
+      "-extfile", "server.ext", "-out", "cert.pem"]);
+    const read = (file: string) => Deno.readTextFile(`${folder}/${file}`);
+    return { ca: await read("ca.pem"), cert: await read("cert.pem"), key: await read("key.pem") };
   } finally {
     await Deno.remove(folder, { recursive: true });
   }
 }
 
 Deno.test("posting over https: the connection goes to the checked address, the certificate is verified for the URL's name", async () => {
-  const tls = await selfSignedCertificate("hooks.example.test");
+  const { ca, ...tls } = await issuedCertificate("hooks.example.test");
   await using server = loopbackServer(() => new Response("over tls"), tls);
   const resolve = toLoopback();
   // hooks.example.test resolves nowhere but through the resolver given: the answer can only
   // have come over a connection to the address it gave.
-  const result = await sent(`https://hooks.example.test:${server.port}/in`, { resolve, trustedCertificates: [tls.cert] });
+  const result = await sent(`https://hooks.example.test:${server.port}/in`, { resolve, trustedCertificates: [ca] });
   assert.ok(result.outcome === "response", JSON.stringify(result));
   assert.deepEqual({ status: result.status, snippet: result.snippet }, { status: 200, snippet: "over tls" });
   assert.deepEqual(resolve.asked, ["hooks.example.test"]);
@@ -235,12 +241,12 @@ Deno.test("posting over https: the connection goes to the checked address, the c
   assert.equal(server.received[0]!.body, BODY);
 
   // The same server under another name: its certificate does not name it.
-  const otherName = await sent(`https://other.example.test:${server.port}/in`, { resolve, trustedCertificates: [tls.cert] });
+  const otherName = await sent(`https://other.example.test:${server.port}/in`, { resolve, trustedCertificates: [ca] });
   assert.ok(otherName.outcome === "network-error" && otherName.reason === "tls-failure", JSON.stringify(otherName));
-  // Its certificate is not among those trusted. (Trusting the runtime's own roots, the
+  // Its issuer is not among those trusted. (Trusting the runtime's own roots, the
   // default, would need --allow-sys, which the stack's functions have and the tests do not.)
-  const another = await selfSignedCertificate("hooks.example.test");
-  const untrusted = await sent(`https://hooks.example.test:${server.port}/in`, { resolve, trustedCertificates: [another.cert] });
+  const another = await issuedCertificate("hooks.example.test");
+  const untrusted = await sent(`https://hooks.example.test:${server.port}/in`, { resolve, trustedCertificates: [another.ca] });
   assert.ok(untrusted.outcome === "network-error" && untrusted.reason === "tls-failure", JSON.stringify(untrusted));
   assert.equal(server.received.length, 1);
 });
