@@ -5,7 +5,7 @@
 // ours (the library's own sender uses node's https module). docs/notifications-push.md
 // says why this library and what each outcome asks of the caller.
 import { Buffer } from "node:buffer";
-import { createECDH, ECDH } from "node:crypto";
+import { createECDH } from "node:crypto";
 import webpush from "web-push";
 import { z } from "zod";
 import { retryAfterSeconds } from "./delivery.ts";
@@ -92,19 +92,27 @@ function base64urlBytes(value: string): Buffer | null {
   return BASE64URL.test(value) ? Buffer.from(value, "base64url") : null;
 }
 
+// P-256's field prime and the b of its equation y² = x³ - 3x + b (SEC 2, 2.4.2).
+const P256_P = 2n ** 256n - 2n ** 224n + 2n ** 192n + 2n ** 96n - 1n;
+const P256_B = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn;
+
+function bigIntOf(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes).toString("hex")}`);
+}
+
 // An uncompressed P-256 point (0x04, x, y) that lies on the curve, in unpadded base64url:
-// a browser's p256dh key, and a VAPID public key. node's ECDH refuses a point off the
-// curve; WebCrypto's importKey under Deno does not check it.
+// a browser's p256dh key, and a VAPID public key. The curve's equation is checked here:
+// WebCrypto's importKey under Deno does not check it, and node's ECDH.convertKey, which
+// does, is not implemented in the Deno the Edge Runtime runs.
 function p256PointProblem(value: string): string | null {
   const bytes = base64urlBytes(value);
   if (!bytes) return "is not unpadded base64url";
   if (bytes.length !== 65 || bytes[0] !== 0x04) return "is not an uncompressed P-256 point (65 bytes, starting 0x04)";
-  try {
-    ECDH.convertKey(bytes, "prime256v1");
-  } catch {
-    return "is not a point on the P-256 curve";
-  }
-  return null;
+  const x = bigIntOf(bytes.subarray(1, 33));
+  const y = bigIntOf(bytes.subarray(33, 65));
+  const onCurve = x < P256_P && y < P256_P &&
+    (y * y - (x * x * x - 3n * x + P256_B)) % P256_P === 0n;
+  return onCurve ? null : "is not a point on the P-256 curve";
 }
 
 // Why a browser's keys cannot be used, or null: p256dh its ECDH public key, auth the
