@@ -132,6 +132,23 @@ export const resolveWithDenoDns: ResolveHost = async (hostname, signal) => {
   throw failed ? failed.reason : new Error(`${hostname} has no A or AAAA record`);
 };
 
+// The resolver for one run of the worker: each name is resolved once, and its answer (or
+// its failure) stands for every post of the run to that name. A run holds many deliveries
+// for few endpoints, and one endpoint whose name does not resolve would otherwise cost a
+// lookup, up to the timeout, for each of its deliveries. Every address is still checked at
+// every post, so an answer kept for the run is never a way around the check.
+export function resolverForOneRun(resolve: ResolveHost): ResolveHost {
+  const answers = new Map<string, Promise<string[]>>();
+  return (hostname, signal) => {
+    let answer = answers.get(hostname);
+    if (answer === undefined) {
+      answer = resolve(hostname, signal);
+      answers.set(hostname, answer);
+    }
+    return answer;
+  };
+}
+
 // ---------------------------------------------------------------- posting
 
 export const WEBHOOK_USER_AGENT = "pms-webhooks/1";

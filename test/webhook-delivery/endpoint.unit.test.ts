@@ -8,6 +8,7 @@ import {
   checkEndpointUrl,
   postWebhook,
   type ResolveHost,
+  resolverForOneRun,
   WEBHOOK_URL_MAX_LENGTH,
   type WebhookEndpointPolicy,
   webhookEndpointPolicyFromEnv,
@@ -178,4 +179,18 @@ Deno.test("posting: options out of range are the caller's mistake", async () => 
   await assert.rejects(postWebhook({ ...base, timeoutMs: 0 }), RangeError);
   await assert.rejects(postWebhook({ ...base, maxResponseBytes: 1.5 }), RangeError);
   await assert.rejects(postWebhook({ ...base, maxResponseBytes: 2048, maxReadBytes: 1024 }), RangeError);
+});
+
+Deno.test("a run's resolver asks once per name, and its failure stands for the run too", async () => {
+  const asked: string[] = [];
+  const resolve = resolverForOneRun((name) => {
+    asked.push(name);
+    return name === "gone.example.com" ? Promise.reject(new Error("no records")) : Promise.resolve(["10.0.0.5"]);
+  });
+  const post = (url: string) => postWebhook({ url, headers: {}, body: "{}", policy: { allowLoopbackHttp: false }, resolve });
+  for (const url of ["https://a.example.com/1", "https://a.example.com/2", "https://gone.example.com/1", "https://gone.example.com/2"]) {
+    const result = await post(url);
+    assert.ok(result.outcome === "refused" || (result.outcome === "network-error" && result.reason === "dns-failure"), JSON.stringify(result));
+  }
+  assert.deepEqual(asked, ["a.example.com", "gone.example.com"]);
 });

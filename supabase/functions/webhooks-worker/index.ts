@@ -3,7 +3,12 @@ import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
-import { postWebhook, webhookEndpointPolicyFromEnv } from "../../../src/webhook-delivery/endpoint.ts";
+import {
+  postWebhook,
+  resolverForOneRun,
+  resolveWithDenoDns,
+  webhookEndpointPolicyFromEnv,
+} from "../../../src/webhook-delivery/endpoint.ts";
 import { signWebhook } from "../../../src/webhook-delivery/signing.ts";
 import { defaultWebhookWorkerSettings, runWebhookWorker } from "../../../src/webhook-delivery/worker.ts";
 
@@ -25,14 +30,16 @@ jsonLogger.info("the webhooks worker is serving", { loopbackEndpoints: policy.al
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
   pool,
-  run: (sql, mode) =>
-    runWebhookWorker({
+  run: (sql, mode) => {
+    const resolve = resolverForOneRun(resolveWithDenoDns);
+    return runWebhookWorker({
       sql,
-      post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000 }),
+      post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000, resolve }),
       sign: signWebhook,
       settings: defaultWebhookWorkerSettings,
       random: Math.random,
       now: () => Date.now(),
       logger: jsonLogger,
-    }, mode),
+    }, mode);
+  },
 }));
