@@ -55,6 +55,15 @@ WORKER_EVERY_SECONDS=10
 DENO="$ROOT/node_modules/.bin/deno"
 # The functions' npm dependencies; a DENO_DIR already set (npm test's) is shared.
 export DENO_DIR="${DENO_DIR:-$STATE/deno}"
+# The Deno release line Supabase's Edge Runtime implements, which the functions run under
+# (local/edge-runtime): npm's build of Deno 2.1.4 for this machine, with a cache of its own
+# (two Deno releases do not share one), and the functions' own configuration and lockfile.
+case "$(uname -m)" in
+  aarch64 | arm64) EDGE_DENO="$ROOT/node_modules/deno-edge-runtime-linux-arm64/deno" ;;
+  *) EDGE_DENO="$ROOT/node_modules/deno-edge-runtime-linux-x64/deno" ;;
+esac
+EDGE_DENO_DIR="$STATE/deno-edge"
+FUNCTIONS_CONFIG="$ROOT/supabase/functions/deno.json"
 SUPABASE_CLI="$ROOT/node_modules/.bin/supabase"
 
 say() { printf '[stack] %s\n' "$*" >&2; }
@@ -538,6 +547,24 @@ ensure_pooler() {
   done
 }
 
+# The functions' npm packages, as their lockfile pins them, into the Edge Runtime Deno's cache,
+# so that a worker starts without the network (as a deployed bundle carries its packages).
+# Downloads trust the system's certificate store too, as Deno 2.1 does not by default.
+cache_function_dependencies() {
+  [ -x "$EDGE_DENO" ] || die "no Deno for the functions at $EDGE_DENO: run npm install (its optional dependency for this machine)"
+  local stamp="$EDGE_DENO_DIR/.pms-cached" fingerprint
+  fingerprint=$(cat "$FUNCTIONS_CONFIG" "$ROOT/supabase/functions/deno.lock" | sha1sum | cut -c1-40)
+  [ "$(cat "$stamp" 2>/dev/null)" = "$fingerprint" ] && return
+  say "caching the functions' packages for Deno $("$EDGE_DENO" --version | head -n 1 | cut -d' ' -f2)"
+  mkdir -p "$EDGE_DENO_DIR"
+  local entrypoints=()
+  for name in $(function_names); do entrypoints+=("$ROOT/supabase/functions/$name/index.ts"); done
+  DENO_DIR="$EDGE_DENO_DIR" DENO_TLS_CA_STORE=system,mozilla NO_COLOR=1 \
+    "$EDGE_DENO" cache --quiet --config "$FUNCTIONS_CONFIG" "${entrypoints[@]}" >"$LOGS/functions-cache.log" 2>&1 \
+    || { cat "$LOGS/functions-cache.log" >&2; die "caching the functions' packages failed (log: $LOGS/functions-cache.log)"; }
+  echo "$fingerprint" > "$stamp"
+}
+
 function_names() {
   local dir
   for dir in "$ROOT"/supabase/functions/*/; do
@@ -548,6 +575,7 @@ function_names() {
 
 source_fingerprint() {
   (cd "$ROOT" && find src supabase/functions local deno.json -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum | cut -c1-40
+  sha1sum "$EDGE_DENO" 2>/dev/null | cut -c1-40
 }
 
 # What every function runs with, as a hosted project's functions do: the platform's
@@ -612,13 +640,18 @@ ensure_http_processes() {
       "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
   fi
   local name port=$FUNCTIONS_FIRST_PORT routes=""
+  cache_function_dependencies
+  # Each function behind its local Edge Runtime (local/edge-runtime/main.ts), which runs the
+  # function's workers under Deno 2.1 with the runtime's permissions and holds them to its
+  # limits. The runtime itself runs with every permission: Deno lets only such a process
+  # read another process's /proc files, where a worker's CPU time and memory are.
   for name in $(function_names); do
     routes="$routes${routes:+,}$name=$port"
     if ! pid_alive "fn-$name"; then
       start_process "fn-$name" "${deno_env[@]}" "${FUNCTION_ENV[@]}" \
-        DENO_SERVE_ADDRESS="tcp:127.0.0.1:$port" \
-        -- "$DENO" run --quiet --allow-net --allow-env --allow-read --allow-sys \
-        --config "$ROOT/deno.json" "$ROOT/supabase/functions/$name/index.ts"
+        -- "$DENO" run --quiet --allow-all "$ROOT/local/edge-runtime/main.ts" --name "$name" --port "$port" \
+        --entrypoint "$ROOT/supabase/functions/$name/index.ts" --deno "$EDGE_DENO" --deno-dir "$EDGE_DENO_DIR" \
+        --config "$FUNCTIONS_CONFIG"
     fi
     port=$((port + 1))
   done

@@ -30,9 +30,9 @@ const DEPLOYED: Record<string, { verifyJwt: boolean; staticPatterns?: string[]; 
   "webhooks-worker": { verifyJwt: false },
 };
 const TEST_ONLY = ["bench-ceiling"];
-// Where config.toml points every deployed function's import map (../deno.json from
-// supabase/), as the upload names it.
-const IMPORT_MAP = "deno.json";
+// Where config.toml points every deployed function's import map (./functions/deno.json
+// from supabase/), as the upload names it.
+const IMPORT_MAP = "supabase/functions/deno.json";
 
 // A project ref is 20 lowercase letters; a personal access token is sbp_ and 40 hex digits.
 const REF = "abcdefghijklmnopqrst";
