@@ -39,6 +39,12 @@ NOTIFICATIONS_FROM_EMAIL=stays@pms.test
 NOTIFICATIONS_FROM_NAME="PMS local"
 NOTIFICATIONS_RETRY_BASE_SECONDS=1
 NOTIFICATIONS_RETRY_MAX_SECONDS=30
+# How long a send whose provider's answer was lost waits for the provider's report before it
+# goes again (15 minutes when deployed), and how often it is looked at meanwhile: short here,
+# where the doubles report within a second and the tests wait for the outcome, but longer
+# than a claim's sends may take to start and be answered (src/notifications/worker.ts).
+NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS=60
+NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS=2
 # The push channel's contact for the push services (the VAPID JWT's sub, RFC 8292): a
 # mailto: or https: URL. Its key pair is made once per stack, with the other keys.
 VAPID_SUBJECT=mailto:push@pms.test
@@ -307,7 +313,8 @@ ensure_cluster() {
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
   FRONT_DESK_URL CORS_ALLOWED_ORIGINS
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
-  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS VAPID_SUBJECT
+  NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS
+  NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS VAPID_SUBJECT
   PUSH_ALLOW_LOOPBACK_HTTP WEBHOOKS_ALLOW_LOOPBACK_HTTP)
 
 # The stack's keys (local/keys.ts: the legacy HS256 secret, the anon and service_role
@@ -614,6 +621,8 @@ ensure_http_processes() {
   local fingerprint
   fingerprint=$({ source_fingerprint; printf '%s\n' "${FUNCTION_ENV[@]}"; } | sha1sum | cut -c1-40)
   if [ "$(cat "$RUN/http.fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
+    NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS="$NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS"
+    NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS="$NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS"
     stop_http_processes
   fi
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)

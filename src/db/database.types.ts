@@ -490,6 +490,7 @@ export type Database = {
           "recipient_id": string | null;
           "recipient_type": string;
           "reservation_id": string | null;
+          "send_started_at": string | null;
           "sent_at": string | null;
           "status": string;
           "status_reason": string | null;
@@ -516,6 +517,7 @@ export type Database = {
           "recipient_id"?: string | null;
           "recipient_type": string;
           "reservation_id"?: string | null;
+          "send_started_at"?: string | null;
           "sent_at"?: string | null;
           "status"?: string;
           "status_reason"?: string | null;
@@ -541,6 +543,7 @@ export type Database = {
           "recipient_id"?: string | null;
           "recipient_type"?: string;
           "reservation_id"?: string | null;
+          "send_started_at"?: string | null;
           "sent_at"?: string | null;
           "status"?: string;
           "status_reason"?: string | null;

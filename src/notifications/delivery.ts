@@ -1,10 +1,34 @@
 // What a provider made of one message, in the terms the worker acts on.
 export type Delivery =
   | { outcome: "accepted"; providerMessageId: string | null }
-  // Throttling, a provider fault, a timeout or the network: worth trying again.
+  // Not taken, and worth trying again: throttling, a provider's fault it answered with,
+  // or a connection that was never made.
   | { outcome: "transient"; reason: string; retryAfterSeconds: number | null }
   // The provider refused this message; sending it again would be refused again.
-  | { outcome: "permanent"; reason: string };
+  | { outcome: "permanent"; reason: string }
+  // No answer once the request may have reached the provider (a timeout, a connection
+  // that broke): it may have taken the message. Only its report can tell, so the message
+  // is not sent again blindly.
+  | { outcome: "unknown"; reason: string }
+  // Not started: its turn came too late for the claim that holds it.
+  | { outcome: "postponed"; reason: string };
+
+// Whether a failure with no answer happened before anything reached the provider: only a
+// connection that was never made (refused, or a name that did not resolve) is sure not to
+// have sent the message.
+export function failedBeforeSending(error: unknown): boolean {
+  const parts = [error instanceof Error ? error.message : String(error), (error as { code?: unknown } | null)?.code ?? ""];
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (cause instanceof Error) parts.push(cause.message);
+  return /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|Connection refused|dns error|failed to lookup address|tcp connect error|\(Connect\)/i
+    .test(parts.join(" "));
+}
+
+// A send that ended without an answer: tried again later when nothing can have been sent,
+// else of unknown outcome.
+export function withoutAnswer(reason: string, error: unknown): Delivery {
+  return failedBeforeSending(error) ? { outcome: "transient", reason, retryAfterSeconds: null } : { outcome: "unknown", reason };
+}
 
 export type OutgoingMessage = {
   notificationId: string;
@@ -16,10 +40,14 @@ export type OutgoingMessage = {
   text: string;
 };
 
+// When a send must have started by (milliseconds, the worker's clock): a send that waits
+// longer for its turn is not made, and says so (postponed).
+export type SendOptions = { startBy?: number };
+
 export type ChannelAdapter = {
   // Null when the adapter can send; otherwise why it is disabled (the warning logged).
   disabledReason: string | null;
-  send(message: OutgoingMessage): Promise<Delivery>;
+  send(message: OutgoingMessage, options?: SendOptions): Promise<Delivery>;
 };
 
 // One email of a batch: its own recipient, subject, values and notification; the batch's
@@ -69,16 +97,20 @@ export function deliveryForStatus(status: number, reason: string, retryAfter: nu
 // The adapter with at most `inFlight` sends under way at once; the rest wait their turn,
 // in the order they came. A provider that limits an account's concurrent requests (the
 // SMS provider refuses the rest with 429) is then asked no more than that, however many
-// jobs a claim holds and however many claims run side by side.
-export function withSendsInFlight<Adapter extends ChannelAdapter>(adapter: Adapter, inFlight: number): Adapter {
+// jobs a claim holds and however many claims run side by side. A send whose turn comes
+// after its startBy is not made (postponed), and passes its turn on.
+export function withSendsInFlight<Adapter extends ChannelAdapter>(adapter: Adapter, inFlight: number, now: () => number): Adapter {
   if (!Number.isInteger(inFlight) || inFlight < 1) throw new Error(`sends in flight must be a whole number from 1: ${inFlight}`);
   let running = 0;
   const waiting: (() => void)[] = [];
-  const send = async (message: OutgoingMessage): Promise<Delivery> => {
+  const send = async (message: OutgoingMessage, options?: SendOptions): Promise<Delivery> => {
     if (running >= inFlight) await new Promise<void>((resolve) => waiting.push(resolve));
     else running++;
     try {
-      return await adapter.send(message);
+      if (options?.startBy !== undefined && now() > options.startBy) {
+        return { outcome: "postponed", reason: "its turn with the provider came too late for this run" };
+      }
+      return await adapter.send(message, options);
     } finally {
       // The slot passes straight to the next in line, or is given back.
       const next = waiting.shift();

@@ -8,7 +8,7 @@ import { Buffer } from "node:buffer";
 import { createECDH } from "node:crypto";
 import webpush from "web-push";
 import { z } from "zod";
-import { retryAfterSeconds } from "./delivery.ts";
+import { failedBeforeSending, retryAfterSeconds } from "./delivery.ts";
 
 // The part of web-push this module uses, typed here: Deno sees the package untyped, and
 // naming @types/web-push to it would bring an @types/node of another version into every
@@ -52,8 +52,11 @@ export type PushResult =
   | { outcome: "accepted"; location: string | null }
   // 404 or 410: the subscription has expired or was withdrawn; it must be removed.
   | { outcome: "gone"; status: number; reason: string }
-  // Throttling (429), a fault of the push service (5xx), the network or a timeout: worth trying again.
+  // Throttling (429), a fault of the push service (5xx), or no connection made: worth trying again.
   | { outcome: "transient"; reason: string; retryAfterSeconds: number | null }
+  // No answer once the request may have reached the push service (a timeout, a broken
+  // connection): it may have taken the message.
+  | { outcome: "unknown"; reason: string }
   // Refused for good: a bad payload (400), VAPID refused (401, 403), too large (413), any
   // other 4xx or redirect, or a message or subscription that could not be sent at all.
   | { outcome: "permanent"; reason: string };
@@ -323,13 +326,10 @@ export function createPushSender(settings: PushSettings): PushSender {
         });
       } catch (error) {
         const timedOut = error instanceof DOMException && error.name === "TimeoutError";
-        return {
-          outcome: "transient",
-          reason: timedOut
-            ? `the push service at ${origin} did not answer within ${settings.timeoutMs} ms`
-            : `the push service at ${origin} is unreachable: ${String(error)}`,
-          retryAfterSeconds: null,
-        };
+        const reason = timedOut
+          ? `the push service at ${origin} did not answer within ${settings.timeoutMs} ms`
+          : `the push service at ${origin} did not answer: ${String(error)}`;
+        return failedBeforeSending(error) ? { outcome: "transient", reason, retryAfterSeconds: null } : { outcome: "unknown", reason };
       }
       const { status } = response;
       if (status >= 200 && status < 300) {

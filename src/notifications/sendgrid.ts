@@ -8,6 +8,7 @@ import {
   type OutgoingBatch,
   type OutgoingMessage,
   retryAfterSeconds,
+  withoutAnswer,
 } from "./delivery.ts";
 
 // Both packages export their classes beside a shared default instance; their typings
@@ -87,8 +88,9 @@ export function createSendGridAdapter(settings: SendGridSettings): EmailAdapter 
       const failure = providerError(error);
       const status = typeof failure?.code === "number" ? failure.code : null;
       if (status === null) {
-        // No answer at all: a timeout, a refused connection, DNS.
-        return { outcome: "transient", reason: `SendGrid unreachable: ${String(failure?.message ?? error)}`, retryAfterSeconds: null };
+        // No answer at all: a refused connection or DNS (nothing sent), or a timeout or a
+        // broken connection (perhaps sent).
+        return withoutAnswer(`SendGrid did not answer: ${String(failure?.message ?? error)}`, failure ?? error);
       }
       const body = failure?.response?.body;
       const reason = `SendGrid answered ${status}: ${describe(body, String(failure?.message ?? ""))}`;

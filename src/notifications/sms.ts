@@ -1,4 +1,4 @@
-import { type ChannelAdapter, type Delivery, deliveryForStatus, type OutgoingMessage, retryAfterSeconds } from "./delivery.ts";
+import { type ChannelAdapter, type Delivery, deliveryForStatus, type OutgoingMessage, retryAfterSeconds, withoutAnswer } from "./delivery.ts";
 
 // An SMS provider with Twilio's Messages API: POST a form to
 // {baseUrl}/2010-04-01/Accounts/{accountSid}/Messages.json with Basic auth.
@@ -51,7 +51,7 @@ export function createSmsAdapter(settings: SmsSettings): ChannelAdapter {
           signal: AbortSignal.timeout(settings.timeoutMs),
         });
       } catch (error) {
-        return { outcome: "transient", reason: `the SMS provider is unreachable: ${String(error)}`, retryAfterSeconds: null };
+        return withoutAnswer(`the SMS provider did not answer: ${String(error)}`, error);
       }
       const body = await response.json().catch(() => null) as { sid?: unknown; message?: unknown } | null;
       if (response.ok) return { outcome: "accepted", providerMessageId: typeof body?.sid === "string" ? body.sid : null };

@@ -42,6 +42,15 @@ export type WorkerSettings = ClaimSettings & {
   smsInFlight: number;
   baseDelaySeconds: number;
   maxDelaySeconds: number;
+  // A claim's sends that have not started this long after it was loaded are not made:
+  // their jobs come back for another claim. Well inside the visibility timeout with the
+  // provider's timeout and the settlement after it, so that no claim outlives its jobs.
+  sendStartWindowMs: number;
+  // How long a send whose outcome nobody recorded (its answer lost, its run ended) waits
+  // for the provider's report before it is sent again; a door code's message waits for an
+  // operator instead. Looked at again every unconfirmedRecheckSeconds meanwhile.
+  unconfirmedWaitSeconds: number;
+  unconfirmedRecheckSeconds: number;
 };
 
 export const defaultWorkerSettings: WorkerSettings = {
@@ -55,6 +64,9 @@ export const defaultWorkerSettings: WorkerSettings = {
   smsInFlight: 20,
   baseDelaySeconds: 30,
   maxDelaySeconds: 3600,
+  sendStartWindowMs: 30_000,
+  unconfirmedWaitSeconds: 900,
+  unconfirmedRecheckSeconds: 30,
 };
 
 export type WorkerDependencies = {
@@ -73,16 +85,28 @@ export type WorkerDependencies = {
 // `events`: domain events made into notifications; `sent` also counts the check-in alerts
 // written into their staff's inboxes as their events were made; `dropped` also counts the
 // events that reached nobody (their reservation or access code gone) or were not events.
+// `unconfirmed`: sends whose outcome is not known yet, waiting for their provider's report;
+// `postponed`: sends not made because their turn came too late for their claim.
 export type RunSummary = {
   events: number; read: number; sent: number; failed: number; skipped: number; retried: number; dropped: number;
+  unconfirmed: number; postponed: number;
 };
 
 const jobMessage = z.object({ notificationId: z.uuid(), tenantId: z.uuid() });
 
 type Job = ClaimedJob;
 
-// A job whose message names a notification in a tenant.
-type TenantJob = Job & { notificationId: string; tenantId: string };
+// A job whose message names a notification in a tenant, and, once loaded, where its send stands.
+type TenantJob = Job & { notificationId: string; tenantId: string; send: SendState };
+
+// A notification's send as the claim's load left it: `fresh` when the load marked it as
+// under way for this claim (its attempts counted); `startedAt` the mark's instant, this
+// claim's or an earlier one's whose outcome nobody recorded; `reported` when a provider's
+// report has named it since.
+// `resentAfterWait`: the load marks the send afresh once the unconfirmed wait has passed
+// (every message but a door code's).
+type SendState = { fresh: boolean; attempts: number; startedAt: string | null; reported: string | null; resentAfterWait: boolean };
+const NOT_SENDING: SendState = { fresh: false, attempts: 0, startedAt: null, reported: null, resentAfterWait: false };
 
 type Outcome = keyof Omit<RunSummary, "read">;
 
@@ -101,9 +125,28 @@ export function retryDelaySeconds(attempt: number, retryAfter: number | null, se
   return Math.max(Math.min(settings.maxDelaySeconds, jittered), retryAfter ?? 0);
 }
 
+// The longest a provider takes to answer before the adapters give up on it.
+export const PROVIDER_TIMEOUT_MS = 10_000;
+
+// A send is marked when its claim is loaded and may start up to sendStartWindowMs later,
+// then wait up to the provider's timeout: a wait for its report shorter than that would
+// send again what is still under way.
+export function unconfirmedWaitProblem(settings: WorkerSettings): string | null {
+  const least = Math.ceil((settings.sendStartWindowMs + PROVIDER_TIMEOUT_MS) / 1000) + 10;
+  return settings.unconfirmedWaitSeconds >= least
+    ? null
+    : `the unconfirmed wait (${settings.unconfirmedWaitSeconds}s) must be at least ${least}s: a claim's sends may start ` +
+      `${settings.sendStartWindowMs / 1000}s after it was loaded and take ${PROVIDER_TIMEOUT_MS / 1000}s to be answered`;
+}
+
 export async function runWorker(deps: WorkerDependencies, mode: RunMode = { follow: false }): Promise<RunSummary> {
-  const summary: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
-  const run = { ...deps, adapters: { ...deps.adapters, sms: withSendsInFlight(deps.adapters.sms, deps.settings.smsInFlight) } };
+  const misconfigured = unconfirmedWaitProblem(deps.settings);
+  if (misconfigured) throw new Error(misconfigured);
+  const summary: RunSummary = {
+    events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0,
+  };
+  const sms = withSendsInFlight(deps.adapters.sms, deps.settings.smsInFlight, deps.now);
+  const run = { ...deps, adapters: { ...deps.adapters, sms } };
   const beforeRead = () => expandEventsInto(run, summary);
   await drainInClaims({ ...run, mode, beforeRead }, QUEUE, summary, (jobs) => processClaim(run, jobs));
   return summary;
@@ -140,17 +183,27 @@ type PushSubscriptionRow = PushSubscriptionKeys & { id: string };
 // An in_app notification's messages, written with its outcome.
 type InboxDelivery = { notificationId: string; userId: string; templateKey: string } & Alert;
 
-// What becomes of a job once its claim commits.
+// What becomes of a job once its claim commits. `attempted`: a provider was asked, so the
+// attempt its load counted stands; without it the count is given back.
 type Settled =
   // Its notification takes this change, and the job is deleted; with it, what the
   // channel leaves behind in the tenant (inbox messages, push subscriptions' fates).
-  | { job: TenantJob; outcome: "sent" | "failed" | "skipped"; change: NotificationChange; log?: () => void; effects?: Effects }
+  | {
+    job: TenantJob; outcome: "sent" | "failed" | "skipped"; change: NotificationChange; log?: () => void; effects?: Effects;
+    attempted?: boolean;
+  }
   // The job goes; the notification is not this job's to change.
   | { job: TenantJob; outcome: "dropped"; why: string }
-  // The notification keeps waiting; the job comes back after `delaySeconds`.
-  | { job: TenantJob; outcome: "retried"; change: NotificationChange; delaySeconds: number; log: () => void; effects?: Effects }
-  // Something went wrong before an outcome: the job comes back after its timeout.
-  | { job: TenantJob; outcome: null; log: () => void };
+  // The notification keeps waiting; the job comes back after `delaySeconds`. Retried: a
+  // send that failed; unconfirmed: a send whose outcome waits for the provider's report;
+  // postponed: a send not made.
+  | {
+    job: TenantJob; outcome: "retried" | "unconfirmed" | "postponed"; change?: NotificationChange; delaySeconds: number;
+    log?: () => void; effects?: Effects; attempted?: boolean;
+  }
+  // Something went wrong before an outcome: the job comes back after its timeout, its
+  // notification's mark given back when it has one (change).
+  | { job: TenantJob; outcome: null; log: () => void; change?: NotificationChange };
 
 type Effects = {
   inbox?: InboxDelivery[];
@@ -167,6 +220,9 @@ type NotificationChange = {
   attempts?: number;
   recipient_address?: string;
   provider_message_id?: string | null;
+  // A pending notification keeps its send's mark with an outcome not known yet; any other
+  // change clears it.
+  send_started_at?: string | null;
 };
 
 async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outcome[]> {
@@ -175,7 +231,7 @@ async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outc
   const malformed: Job[] = [];
   for (const job of jobs) {
     const parsed = jobMessage.safeParse(job.message);
-    if (parsed.success) valid.push({ ...job, ...parsed.data });
+    if (parsed.success) valid.push({ ...job, ...parsed.data, send: NOT_SENDING });
     else malformed.push(job);
   }
   if (malformed.length > 0) {
@@ -188,23 +244,29 @@ async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outc
   if (valid.length === 0) return outcomes;
 
   const loaded = await loadClaim(deps, valid);
+  // A send that has not started by then is not made (the claim must end well inside its
+  // jobs' visibility timeout).
+  const startBy = deps.now() + deps.settings.sendStartWindowMs;
   // Every email of the claim is rendered first, then they go out together, in as few
   // requests as SendGrid allows (email-batch.ts), beside the other channels' deliveries.
   const decisions = new Map<TenantJob, Promise<Settled>>();
   const emails: EmailToSend[] = [];
   for (const job of valid) {
     const item = loaded.get(job) ?? new Error(`job ${job.msgId} was not loaded`);
-    if (!(item instanceof Error) && item.kind === "email" && !deps.adapters.email.disabledReason) {
+    const unrecorded = item instanceof Error ? null : settleUnrecordedSend(deps, job, item);
+    if (unrecorded) {
+      decisions.set(job, Promise.resolve(unrecorded));
+    } else if (!(item instanceof Error) && item.kind === "email" && !deps.adapters.email.disabledReason) {
       const prepared = prepareEmail(deps, job, item);
       if ("prepared" in prepared) emails.push(prepared);
       else decisions.set(job, Promise.resolve(prepared));
     } else {
-      decisions.set(job, decide(deps, job, item));
+      decisions.set(job, decide(deps, job, item, startBy));
     }
   }
   const sent = sendEmails(deps, emails);
   for (const email of emails) decisions.set(email.job, sent.then((settled) => settled.get(email.job)!));
-  const settled = await Promise.all(valid.map((job) => decisions.get(job)!));
+  const settled = (await Promise.all(valid.map((job) => decisions.get(job)!))).map(withAttemptGivenBack);
   await settleClaim(deps, settled);
   for (const result of settled) {
     if (result.outcome === "dropped") {
@@ -215,6 +277,16 @@ async function processClaim(deps: WorkerDependencies, jobs: Job[]): Promise<Outc
     if (result.outcome !== null) outcomes.push(result.outcome);
   }
   return outcomes;
+}
+
+// The attempt the load counted for a send it marked, given back when no provider was asked
+// after all (an opt-out, a disabled channel, a render that failed, a send postponed), and
+// the mark with it.
+function withAttemptGivenBack(result: Settled): Settled {
+  const { send } = result.job;
+  if (!send.fresh || result.outcome === "dropped" || ("attempted" in result && result.attempted)) return result;
+  const change: NotificationChange = result.change ?? { status: "pending", status_reason: null };
+  return { ...result, change: { ...change, attempts: send.attempts - 1, send_started_at: null } };
 }
 
 function fieldsOf(job: TenantJob) {
@@ -228,6 +300,61 @@ function erroredJob(deps: WorkerDependencies, job: TenantJob, error: unknown): S
     // One job's fault must not stop the others; this one comes back when its timeout ends.
     log: () => deps.logger.error(`notification job errored; it will be tried again: ${String(error)}`, { msgId: job.msgId }),
   };
+}
+
+// A notification whose send an earlier claim marked and nobody settled: its provider's
+// report settles it as sent (the message rendered again for the record); without a report
+// it waits, looked at again now and then, until the unconfirmed wait has passed, after which
+// the load has marked it afresh (and it goes again) unless it is a door code's message,
+// which fails for an operator to decide on. Null: not such a notification.
+function settleUnrecordedSend(deps: WorkerDependencies, job: TenantJob, loaded: Loaded): Settled | null {
+  const { send } = job;
+  if (send.fresh || send.startedAt === null || loaded.kind === "drop") return null;
+  const fields = fieldsOf(job);
+  const content = contentOf(loaded);
+  if (send.reported !== null) {
+    return {
+      job, outcome: "sent",
+      change: { ...content, status: "sent", status_reason: null, attempts: send.attempts, provider_message_id: send.reported },
+      log: () => deps.logger.warn("notification sent: its provider's report confirmed a send whose answer was not recorded", fields),
+    };
+  }
+  const waitedMs = deps.now() - Date.parse(send.startedAt);
+  const leftSeconds = Math.ceil((deps.settings.unconfirmedWaitSeconds * 1000 - waitedMs) / 1000);
+  if (leftSeconds > 0) {
+    return { job, outcome: "unconfirmed", delaySeconds: Math.min(deps.settings.unconfirmedRecheckSeconds, leftSeconds) };
+  }
+  // The wait ended between the load's clock and this one: the next load sends it again.
+  if (send.resentAfterWait) return { job, outcome: "unconfirmed", delaySeconds: 1 };
+  const reason = reasonOf(
+    `its send at ${send.startedAt} got no answer and its provider has not reported on it: it may have reached the guest. ` +
+      "It is not sent again on its own, as a second door code message could mislead; retry it with " +
+      "private.retry_notification once you know it did not arrive",
+  );
+  return {
+    job, outcome: "failed", attempted: true,
+    change: { ...content, status: "failed", status_reason: reason, attempts: send.attempts },
+    log: () => deps.logger.error(`notification failed: ${reason}`, fields),
+  };
+}
+
+// What a notification says, for its record, whatever became of its send; nothing when it
+// cannot be rendered now.
+function contentOf(loaded: Loaded): Omit<NotificationChange, "status" | "status_reason"> {
+  try {
+    if (loaded.kind === "email") {
+      const rendered = fillEmailTemplate(loaded.templateKey, loaded.values());
+      return { subject: rendered.subject, body: rendered.text, recipient_address: loaded.to };
+    }
+    if (loaded.kind === "sms") return { body: loaded.render().text, recipient_address: loaded.to };
+    if (loaded.kind === "push") {
+      const alert = loaded.render();
+      return { subject: alert.title, body: alert.body };
+    }
+  } catch {
+    // The record keeps what it had.
+  }
+  return {};
 }
 
 // An email rendered and ready, waiting for the claim's other emails to go out with them.
@@ -245,10 +372,11 @@ function prepareEmail(deps: WorkerDependencies, job: TenantJob, loaded: Extract<
     const values = loaded.values();
     const rendered = fillEmailTemplate(loaded.templateKey, values);
     const shared = personalizeEmail(loaded.templateKey, values);
+    const attempt = job.send.attempts;
     return {
       job,
-      attempt: job.readCount,
-      content: { subject: rendered.subject, body: rendered.text, attempts: job.readCount, recipient_address: loaded.to },
+      attempt,
+      content: { subject: rendered.subject, body: rendered.text, attempts: attempt, recipient_address: loaded.to },
       prepared: {
         message: { notificationId: job.notificationId, tenantId: job.tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered },
         personalized: "unfit" in shared ? null : shared,
@@ -267,8 +395,8 @@ async function sendEmails(deps: WorkerDependencies, emails: EmailToSend[]): Prom
   try {
     deliveries = await deliverEmails(deps.adapters.email, emails.map((email) => email.prepared));
   } catch (error) {
-    for (const email of emails) settled.set(email.job, erroredJob(deps, email.job, error));
-    return settled;
+    // Whether anything went out is not known.
+    deliveries = emails.map(() => ({ outcome: "unknown", reason: `the email sender threw: ${String(error)}` }));
   }
   emails.forEach((email, index) => {
     settled.set(email.job, settleDelivery(deps, email.job, email.attempt, email.content, deliveries[index]!));
@@ -278,7 +406,7 @@ async function sendEmails(deps: WorkerDependencies, emails: EmailToSend[]): Prom
 
 // A job's way from its loaded notification to an outcome, the provider call included; an
 // email's, only when email is disabled (an email that can go is prepareEmail's).
-async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded | Error): Promise<Settled> {
+async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded | Error, startBy: number): Promise<Settled> {
   const fields = fieldsOf(job);
   const errored = (error: unknown): Settled => erroredJob(deps, job, error);
   if (loaded instanceof Error) return errored(loaded);
@@ -292,7 +420,7 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
       log: outcome === "failed" ? () => deps.logger.error(`notification failed: ${reason}`, fields) : undefined,
     };
   }
-  const attempt = job.readCount;
+  const attempt = job.send.attempts;
   if (loaded.kind === "inbox") {
     let alert: Alert;
     try {
@@ -304,7 +432,7 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
     return {
       job,
       outcome: "sent",
-      change: { status: "sent", status_reason: null, subject: alert.title, body: alert.body, attempts: attempt },
+      change: { status: "sent", status_reason: null, subject: alert.title, body: alert.body, attempts: job.readCount },
       effects: {
         inbox: loaded.userIds.map((userId) => ({ notificationId: job.notificationId, userId, templateKey: loaded.templateKey, ...alert })),
       },
@@ -331,9 +459,9 @@ async function decide(deps: WorkerDependencies, job: TenantJob, loaded: Loaded |
   try {
     delivery = await adapter.send({
       notificationId: job.notificationId, tenantId: job.tenantId, templateKey: loaded.templateKey, to: loaded.to, ...rendered,
-    });
+    }, { startBy });
   } catch (error) {
-    delivery = { outcome: "transient", reason: `the adapter threw: ${String(error)}`, retryAfterSeconds: null };
+    delivery = { outcome: "unknown", reason: `the adapter threw: ${String(error)}` };
   }
   return settleDelivery(deps, job, attempt, content, delivery);
 }
@@ -350,7 +478,8 @@ function skippedAsDisabled(deps: WorkerDependencies, job: TenantJob, disabledRea
 }
 
 // A provider's answer as the notification's change: accepted is sent; permanent, or
-// transient once the attempts are spent, is failed; transient otherwise comes back later.
+// transient once the attempts are spent, is failed; transient otherwise comes back later;
+// no answer at all waits for the provider's report; a send never made comes back soon.
 function settleDelivery(
   deps: WorkerDependencies,
   job: TenantJob,
@@ -360,11 +489,28 @@ function settleDelivery(
   effects?: Effects,
 ): Settled {
   const fields = fieldsOf(job);
+  if (delivery.outcome === "postponed") {
+    return { job, outcome: "postponed", delaySeconds: 1, effects };
+  }
   if (delivery.outcome === "accepted") {
     return {
       job,
       outcome: "sent",
+      attempted: true,
       change: { ...content, status: "sent", status_reason: null, provider_message_id: delivery.providerMessageId },
+      effects,
+    };
+  }
+  if (delivery.outcome === "unknown") {
+    const wait = deps.settings.unconfirmedWaitSeconds;
+    const reason = reasonOf(`${delivery.reason}; the provider may have taken it: its report is awaited up to ${wait}s before it is sent again`);
+    return {
+      job,
+      outcome: "unconfirmed",
+      attempted: true,
+      change: { ...content, status: "pending", status_reason: reason, send_started_at: job.send.startedAt },
+      delaySeconds: Math.min(deps.settings.unconfirmedRecheckSeconds, wait),
+      log: () => deps.logger.warn(`notification send unconfirmed: ${reason}`, { ...fields, attempt }),
       effects,
     };
   }
@@ -373,6 +519,7 @@ function settleDelivery(
     return {
       job,
       outcome: "failed",
+      attempted: true,
       change: { ...content, status: "failed", status_reason: reason },
       log: () => deps.logger.error(`notification failed: ${reason}`, fields),
       effects,
@@ -383,6 +530,7 @@ function settleDelivery(
   return {
     job,
     outcome: "retried",
+    attempted: true,
     change: { ...content, status: "pending", status_reason: reasonOf(reason) },
     delaySeconds,
     log: () => deps.logger.warn(`notification delivery will be retried in ${delaySeconds}s: ${reason}`, { ...fields, attempt }),
@@ -394,7 +542,9 @@ function settleDelivery(
 // by side. Any browser taking it makes it sent: a retry would show it twice on those that
 // took it. A subscription its push service calls gone (404, 410) is removed with the
 // outcome. With none taking it: a transient refusal anywhere retries (to the ones left),
-// else a permanent one fails it, and with every subscription gone it is skipped.
+// no answer from one that may have taken it waits as any unconfirmed send does, else a
+// permanent refusal fails it, and with every subscription gone it is skipped. The message's
+// topic is its notification, so that a push service still holding an earlier copy replaces it.
 async function decidePush(
   deps: WorkerDependencies,
   job: TenantJob,
@@ -411,17 +561,18 @@ async function decidePush(
   } catch (error) {
     return errored(error);
   }
+  const topic = job.notificationId.replaceAll("-", "");
   const results = await Promise.all(loaded.subscriptions.map(async (subscription): Promise<[PushSubscriptionRow, PushResult]> => {
     try {
-      return [subscription, await deps.adapters.push.send(subscription, payload, { urgency: "high" })];
+      return [subscription, await deps.adapters.push.send(subscription, payload, { urgency: "high", topic })];
     } catch (error) {
-      return [subscription, { outcome: "transient", reason: `the push sender threw: ${String(error)}`, retryAfterSeconds: null }];
+      return [subscription, { outcome: "unknown", reason: `the push sender threw: ${String(error)}` }];
     }
   }));
   const accepted = results.filter(([, result]) => result.outcome === "accepted").map(([subscription]) => subscription.id);
   const gone = results.filter(([, result]) => result.outcome === "gone");
   const effects: Effects = { pushAccepted: accepted, pushGone: gone.map(([subscription]) => subscription.id) };
-  const attempt = job.readCount;
+  const attempt = job.send.attempts;
   const content = { subject: alert.title, body: alert.body, attempts: attempt };
   const reasons = results.flatMap(([, result]) => "reason" in result ? [result.reason] : []);
   if (accepted.length > 0) {
@@ -433,10 +584,13 @@ async function decidePush(
     const delivery: Delivery = { outcome: "transient", reason: reasons.join("; "), retryAfterSeconds: retryAfter || null };
     return settleDelivery(deps, job, attempt, content, delivery, effects);
   }
+  if (results.some(([, result]) => result.outcome === "unknown")) {
+    return settleDelivery(deps, job, attempt, content, { outcome: "unknown", reason: reasons.join("; ") }, effects);
+  }
   if (gone.length === results.length) {
     const reason = `every push subscription of the member is gone (${gone.map(([, result]) => "status" in result ? result.status : "").join(", ")}); removed`;
     return {
-      job, outcome: "skipped", change: { ...content, status: "skipped", status_reason: reasonOf(reason) }, effects,
+      job, outcome: "skipped", attempted: true, change: { ...content, status: "skipped", status_reason: reasonOf(reason) }, effects,
       log: () => deps.logger.warn(`push notification skipped: ${reason}`, fields),
     };
   }
@@ -455,13 +609,14 @@ function byTenant<T extends { job: TenantJob } | TenantJob>(items: T[]): Map<str
   return groups;
 }
 
-// One read-only transaction for the whole claim: one call that reads each tenant's
-// notifications in that tenant's worker context (loadQuery). A second job for a
-// notification already in the claim is dropped, so no claim can send one notification
-// twice. "The same" is the same notification in the same tenant: a job that names it
-// under another tenant is another job (its tenant's context will not find the
-// notification), and must not stand in for the real one. The earliest message wins,
-// whatever order pgmq returns. Message ids are bigints sent as text: shorter is smaller.
+// One transaction for the whole claim: one call that reads each tenant's notifications in
+// that tenant's worker context, and marks those the claim will send as under way
+// (loadQuery). A second job for a notification already in the claim is dropped, so no
+// claim can send one notification twice. "The same" is the same notification in the same
+// tenant: a job that names it under another tenant is another job (its tenant's context
+// will not find the notification), and must not stand in for the real one. The earliest
+// message wins, whatever order pgmq returns. Message ids are bigints sent as text: shorter
+// is smaller. Each job learns where its notification's send stands (job.send).
 function compareMsgIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
@@ -483,12 +638,22 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
   const [, rows] = await pipelinedTransaction(deps.sql, (tx) => [
     tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
     // Never prepared: its text names the claim's notifications, so it differs every time.
-    tx.unsafe<LoadedRow[]>(loadQuery(claimed), [], { prepare: false }),
+    tx.unsafe<LoadedRow[]>(loadQuery(claimed, deps.settings.unconfirmedWaitSeconds), [], { prepare: false }),
   ]);
   const found = new Map((rows as LoadedRow[]).map((row) => [`${row.tenant_id}/${row.id}`, row]));
   for (const job of claimed) {
+    const row = found.get(`${job.tenantId}/${job.notificationId}`);
+    if (row) {
+      job.send = {
+        fresh: row.send_fresh,
+        attempts: row.attempts,
+        startedAt: row.send_started_at,
+        reported: row.provider_message_id,
+        resentAfterWait: row.template_key !== "access_code_delivery",
+      };
+    }
     try {
-      loaded.set(job, interpret(found.get(`${job.tenantId}/${job.notificationId}`), job.notificationId));
+      loaded.set(job, interpret(row, job.notificationId));
     } catch (error) {
       loaded.set(job, error instanceof Error ? error : new Error(String(error)));
     }
@@ -497,22 +662,25 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
 }
 
 // One transaction records the claim, in one call of private.settle_notification_claim:
-// first the queue (finished jobs deleted, retried ones postponed), then per tenant, in its
+// first the queue (finished jobs deleted, the others postponed), then per tenant, in its
 // worker context, its notifications' changes and what their channels left behind (inbox
 // messages once per notification and member, push subscriptions' last acceptance, and the
 // removal of the ones their push service says are gone). A crash before the commit leaves
-// every job to come back and every notification as it was, so a notification is marked
-// sent only once.
+// every job to come back and every notification as it was, its send marked as under way,
+// so a notification is marked sent only once and sent again only as settleUnrecordedSend says.
 async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promise<void> {
-  const finished = settled.filter((result) => result.outcome !== null && result.outcome !== "retried");
-  const retried = settled.filter((result) => result.outcome === "retried");
-  const changes = settled.filter((result): result is Extract<Settled, { change: NotificationChange }> => "change" in result);
-  if (finished.length === 0 && retried.length === 0) return;
+  const later = (result: Settled): result is Extract<Settled, { delaySeconds: number }> => "delaySeconds" in result;
+  const finished = settled.filter((result) => result.outcome !== null && !later(result));
+  const postponed = settled.filter(later);
+  const changes = settled.filter((result): result is Settled & { change: NotificationChange } =>
+    "change" in result && result.change !== undefined
+  );
+  if (finished.length === 0 && postponed.length === 0 && changes.length === 0) return;
   const claim = {
     finished: finished.map((result) => result.job.msgId),
-    retried: retried.map((result) => ({ msgId: result.job.msgId, delaySeconds: result.delaySeconds })),
+    retried: postponed.map((result) => ({ msgId: result.job.msgId, delaySeconds: result.delaySeconds })),
     tenants: [...byTenant(changes)].map(([tenantId, group]) => {
-      const effects = group.flatMap((result) => result.effects ? [result.effects] : []);
+      const effects = group.flatMap((result) => "effects" in result && result.effects ? [result.effects] : []);
       return {
         tenantId,
         changes: group.map((result) => ({ id: result.job.notificationId, ...result.change })),
@@ -551,16 +719,17 @@ function present<Row, Column extends keyof Row>(
 // notifications and their tenants are named in the call's text (see
 // src/db/worker-context.ts). A left join reads its columns as nullable, so every column
 // but the notification's own may be null here.
-const loadQuery = (jobs: readonly TenantJob[]) =>
+const loadQuery = (jobs: readonly TenantJob[], unconfirmedWaitSeconds: number) =>
   `select * from private.load_notification_claims(array[${jobs.map((job) => uuidLiteral(job.tenantId)).join(", ")}]::uuid[], ` +
-  `array[${jobs.map((job) => uuidLiteral(job.notificationId)).join(", ")}]::uuid[])`;
+  `array[${jobs.map((job) => uuidLiteral(job.notificationId)).join(", ")}]::uuid[], ${Math.max(0, Math.floor(unconfirmedWaitSeconds))})`;
 
 type Row<Table extends keyof Database["public"]["Tables"]> = Database["public"]["Tables"][Table]["Row"];
 type Nullable<T> = { [K in keyof T]: T[K] | null };
 
 // The function's columns, typed from the tables they come from.
 type LoadedRow =
-  & Pick<Row<"notifications">, "tenant_id" | "id" | "template_key" | "channel" | "status" | "recipient_id" | "recipient_type" | "recipient_address" | "context" | "created_at">
+  & Pick<Row<"notifications">, "tenant_id" | "id" | "template_key" | "channel" | "status" | "recipient_id" | "recipient_type" | "recipient_address" | "context" | "created_at" | "attempts" | "send_started_at" | "provider_message_id">
+  & { send_fresh: boolean }
   & Nullable<Pick<Row<"notification_preferences">, "enabled">>
   & Nullable<Pick<Row<"reservations">,
     | "checked_in_at" | "confirmation_code" | "check_in" | "check_out" | "adults" | "children" | "total_amount" | "amount_paid"

@@ -6,7 +6,7 @@ import { createWorkerHandler } from "../../src/http/worker-handler.ts";
 import type { RunSummary } from "../../src/notifications/worker.ts";
 import type { RenewablePool, Sql } from "../../src/db/pool.ts";
 
-const summary: RunSummary = { events: 0, read: 3, sent: 2, failed: 0, skipped: 1, retried: 0, dropped: 0 };
+const summary: RunSummary = { events: 0, read: 3, sent: 2, failed: 0, skipped: 1, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0 };
 
 // Stand-ins for pools: the handler only hands them to `run` and to `renew`.
 const firstPool = (() => {}) as unknown as Sql;

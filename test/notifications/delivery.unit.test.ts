@@ -2,7 +2,7 @@
 // worth another try, any other refusal is final, and Retry-After is read in seconds or as
 // an HTTP date. delivery.test.ts follows notifications from the API to the mailbox.
 import assert from "node:assert/strict";
-import { type Delivery, deliveryForStatus, type OutgoingMessage, retryAfterSeconds, withSendsInFlight } from "../../src/notifications/delivery.ts";
+import { type ChannelAdapter, type Delivery, deliveryForStatus, type OutgoingMessage, retryAfterSeconds, withSendsInFlight } from "../../src/notifications/delivery.ts";
 
 const now = Date.parse("2026-11-22T09:30:00Z");
 
@@ -44,7 +44,7 @@ Deno.test("withSendsInFlight: never more sends under way than allowed, the rest 
         });
       });
     },
-  }, 2);
+  }, 2, () => 0);
   const message = (to: string): OutgoingMessage => ({ notificationId: to, tenantId: "t", templateKey: "k", to, subject: "", html: "", text: "" });
   const accepted: Delivery = { outcome: "accepted", providerMessageId: null };
   const sends = Promise.allSettled(["a", "b", "c", "d", "e"].map((to) => adapter.send(message(to))));
@@ -64,5 +64,31 @@ Deno.test("withSendsInFlight: never more sends under way than allowed, the rest 
   assert.deepEqual(outcomes.map((outcome) => outcome.status), ["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
   assert.equal(most, 2);
   assert.equal(running, 0);
-  assert.throws(() => withSendsInFlight(adapter, 0), /whole number from 1/);
+  assert.throws(() => withSendsInFlight(adapter, 0, () => 0), /whole number from 1/);
+});
+
+Deno.test("withSendsInFlight: a send whose turn comes after its startBy is not made, postponed, and passes its turn on", async () => {
+  let clock = 0;
+  const sent: string[] = [];
+  const release = new Map<string, () => void>();
+  const adapter = withSendsInFlight({
+    disabledReason: null,
+    send: (message: OutgoingMessage) => {
+      sent.push(message.to);
+      return new Promise<Delivery>((resolve) => release.set(message.to, () => resolve({ outcome: "accepted", providerMessageId: null })));
+    },
+  } as ChannelAdapter, 1, () => clock);
+  const message = (to: string): OutgoingMessage => ({ notificationId: to, tenantId: "t", templateKey: "k", to, subject: "", html: "", text: "" });
+  const first = adapter.send(message("a"), { startBy: 100 });
+  const late = adapter.send(message("b"), { startBy: 100 });
+  const unbounded = adapter.send(message("c"));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  clock = 150;
+  release.get("a")!();
+  assert.equal((await first).outcome, "accepted");
+  assert.deepEqual(await late, { outcome: "postponed", reason: "its turn with the provider came too late for this run" });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  release.get("c")!();
+  assert.equal((await unbounded).outcome, "accepted");
+  assert.deepEqual(sent, ["a", "c"], "the postponed send never reached the provider");
 });

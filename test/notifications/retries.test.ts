@@ -19,10 +19,12 @@ import {
   type Job,
   jobsFor,
   mail,
+  notificationFor,
   notificationIdsIn,
   type Notification,
   partsOf,
   readNotification,
+  reportsSettled,
   type RunSummary,
   runWorker,
   runWorkerInProcess,
@@ -169,7 +171,7 @@ Deno.test("SendGrid unreachable (connection refused): retried as transient, then
     // Port 9 (discard) has no listener on the stack's host.
     const { run, logs } = await runWorkerInProcess({ email: { baseUrl: "http://127.0.0.1:9" } });
     assert.deepEqual(run, summary({ read: 1, retried: 1 }));
-    await expectWaiting(t.ownerClient, pending, 1, /^SendGrid unreachable: /);
+    await expectWaiting(t.ownerClient, pending, 1, /^SendGrid did not answer: .*ECONNREFUSED/);
     assert.deepEqual(logs.map((line) => line.level), ["warn"]);
     assert.match(logs[0]!.message, /will be retried in \d+s/);
     assert.deepEqual(await mail.requests(), []);
@@ -179,25 +181,82 @@ Deno.test("SendGrid unreachable (connection refused): retried as transient, then
     await expectSentAfter(t.ownerClient, stay, pending, [], 2);
   }));
 
-Deno.test("SendGrid too slow (the request times out): retried as transient; its late acceptance is a duplicate that custom_args traces to the notification", () =>
+// A send whose answer never comes may have been taken: it is not sent again blindly. The
+// provider's report names the notification, and settles it.
+Deno.test("SendGrid too slow (the request times out): unconfirmed, not sent again; SendGrid's report of the late acceptance makes it sent, delivered", () =>
   withFixture(async ({ sql, tenant }) => {
     await drainQueue(sql);
     const t = await tenant("timeout");
     const { pending } = await checkedIn(t.ownerClient);
     await mail.script({ status: 202, delayMs: 1500 });
 
-    const { run } = await runWorkerInProcess({ email: { timeoutMs: 300 } });
-    assert.deepEqual(run, summary({ read: 1, retried: 1 }));
-    await expectWaiting(t.ownerClient, pending, 1, /^SendGrid unreachable: .*timeout/i);
+    const { run, logs } = await runWorkerInProcess({ email: { timeoutMs: 300 }, settings: { unconfirmedWaitSeconds: 600 } });
+    assert.deepEqual(run, summary({ read: 1, unconfirmed: 1 }));
+    await expectWaiting(t.ownerClient, pending, 1, /^SendGrid did not answer: .*timeout.*its report is awaited up to 600s before it is sent again/i);
+    assert.match(logs[0]?.message ?? "", /^notification send unconfirmed: /);
 
+    // SendGrid took it after all, and reports on it.
     await sleep(1500);
+    await reportsSettled();
     await expireBackoff(sql, (await onlyJob(sql, pending.id)).msgId);
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }));
-    const messages = await mail.messages();
-    assert.deepEqual(messages.map((m) => partsOf(m.body).customArgs), Array(2).fill({ notification_id: pending.id, tenant_id: t.tenantId }),
-      "the provider accepted both: the duplicate names its notification");
+    assert.equal((await mail.messages()).length, 1, "sent once");
+    const sent = await readNotification(t.ownerClient, pending.id);
+    assert.deepEqual([sent.status, sent.attempts, sent.deliveryState], ["sent", 1, "delivered"]);
+    assert.ok(sent.subject && sent.body, "the record keeps what was sent");
+    assert.deepEqual(await jobsFor(sql, pending.id), []);
+  }));
+
+Deno.test("a send SendGrid never answers nor reports: waits out the unconfirmed wait, then goes once more", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("no-report");
+    const { pending } = await checkedIn(t.ownerClient);
+    await mail.script({ status: 503, delayMs: 1500 });
+
+    const { run } = await runWorkerInProcess({ email: { timeoutMs: 300 }, settings: { unconfirmedWaitSeconds: 600 } });
+    assert.deepEqual(run, summary({ read: 1, unconfirmed: 1 }));
+    // Looked at again before the wait has passed: it waits on.
+    await expireBackoff(sql, (await onlyJob(sql, pending.id)).msgId);
+    assert.deepEqual((await runWorkerInProcess({ settings: { unconfirmedWaitSeconds: 600 } })).run, summary({ read: 1, unconfirmed: 1 }));
+    await sleep(1500);
+    assert.deepEqual(await mail.messages(), [], "SendGrid never took it");
+
+    // The wait has passed with no report: it goes again, as a second attempt.
+    await sql`update public.notifications set send_started_at = now() - interval '11 minutes' where id = ${pending.id}`;
+    await expireBackoff(sql, (await onlyJob(sql, pending.id)).msgId);
+    assert.deepEqual((await runWorkerInProcess({ settings: { unconfirmedWaitSeconds: 600 } })).run, summary({ read: 1, sent: 1 }));
+    assert.equal((await mail.messages()).length, 1);
     const sent = await readNotification(t.ownerClient, pending.id);
     assert.deepEqual([sent.status, sent.attempts], ["sent", 2]);
+  }));
+
+// A door code's message whose send may have reached the guest is not sent again on its
+// own: a guest with two codes is worse off than one told to ask. It fails for an operator.
+Deno.test("a door code's message SendGrid never answers nor reports: past the wait it fails for an operator, never sent twice", () =>
+  withFixture(async ({ sql, tenant }) => {
+    await drainQueue(sql);
+    const t = await tenant("code-unconfirmed");
+    const { stay } = await checkedIn(t.ownerClient);
+    assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "the welcome email first");
+    const created = await t.ownerClient.post(`/reservations/${stay.reservation.id}/access-codes`, { code: "482913" });
+    assert.equal(created.status, 204);
+    const code = await notificationFor(t.ownerClient, stay.reservation.id, "access_code_delivery");
+    await mail.script({ status: 503, delayMs: 1500 });
+
+    const settings = { unconfirmedWaitSeconds: 600 };
+    assert.deepEqual((await runWorkerInProcess({ email: { timeoutMs: 300 }, settings })).run, summary({ read: 1, unconfirmed: 1 }));
+    await sleep(1500);
+    await sql`update public.notifications set send_started_at = now() - interval '11 minutes' where id = ${code.id}`;
+    await expireBackoff(sql, (await onlyJob(sql, code.id)).msgId);
+    expectRunWithFailures((await runWorkerInProcess({ settings })).run, { read: 1, failed: 1 });
+
+    const failed = await readNotification(t.ownerClient, code.id);
+    assert.deepEqual([failed.status, failed.attempts, failed.sentAt], ["failed", 1, null]);
+    assert.match(failed.statusReason ?? "", /got no answer and its provider has not reported on it: it may have reached the guest.*private\.retry_notification/);
+    assert.equal((await mail.requests()).filter((request) => request.status === 202).length, 1, "only the welcome email was taken");
+    assert.deepEqual(await jobsFor(sql, code.id), []);
+    await expectFailureNoticed(t.ownerClient, code.id);
   }));
 
 // ---------------------------------------------------------------- permanent failures and the operator's retry

@@ -73,11 +73,17 @@ Deno.test("429 with Retry-After and 5xx are transient; a refusal is permanent wi
   });
 });
 
-Deno.test("no answer at all is transient", async () => {
-  const { sms } = adapter(() => Promise.reject(new TypeError("connection refused")));
-  const delivery = await sms.send(message);
-  assert.equal(delivery.outcome, "transient");
-  assert.match(delivery.outcome === "transient" ? delivery.reason : "", /^the SMS provider is unreachable: TypeError: connection refused/);
+// With no connection made nothing was sent: worth trying again. With no answer once the
+// request may have gone (a timeout, a broken connection) the provider may have the text:
+// its outcome is unknown, and it is not sent again blindly.
+Deno.test("no answer: transient when no connection was made, unknown when the request may have gone", async () => {
+  const refused = await adapter(() => Promise.reject(new TypeError("error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)"))).sms.send(message);
+  assert.equal(refused.outcome, "transient");
+  assert.match(refused.outcome === "transient" ? refused.reason : "", /^the SMS provider did not answer: TypeError: error sending request/);
+  const timedOut = await adapter(() => Promise.reject(new DOMException("Signal timed out.", "TimeoutError"))).sms.send(message);
+  assert.deepEqual(timedOut, { outcome: "unknown", reason: "the SMS provider did not answer: TimeoutError: Signal timed out." });
+  const broken = await adapter(() => Promise.reject(new TypeError("error sending request: connection closed before message completed"))).sms.send(message);
+  assert.equal(broken.outcome, "unknown");
 });
 
 Deno.test("no sending number, or missing credentials, disable SMS: it says why and sends nothing", async () => {

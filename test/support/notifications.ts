@@ -113,7 +113,9 @@ export async function deliverNotice(notice: Notification): Promise<void> {
 
 // ---------------------------------------------------------------- the worker
 
-export const idle: RunSummary = { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 };
+export const idle: RunSummary = {
+  events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0,
+};
 
 // A summary with these counts and zero for the rest.
 export function summary(counts: Partial<RunSummary>): RunSummary {

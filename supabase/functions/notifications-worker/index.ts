@@ -5,7 +5,7 @@ import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
 import { createPushSender, endpointPolicyFromEnv, vapidSettingsFromEnv } from "../../../src/notifications/push.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";
-import { defaultWorkerSettings, runWorker } from "../../../src/notifications/worker.ts";
+import { defaultWorkerSettings, PROVIDER_TIMEOUT_MS, runWorker, unconfirmedWaitProblem } from "../../../src/notifications/worker.ts";
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 
 const optional = (name: string) => Deno.env.get(name) || null;
@@ -29,7 +29,7 @@ const adapters = {
     fromEmail: optional("NOTIFICATIONS_FROM_EMAIL"),
     fromName: optional("NOTIFICATIONS_FROM_NAME"),
     baseUrl: Deno.env.get("SENDGRID_API_URL") ?? "https://api.sendgrid.com",
-    timeoutMs: 10_000,
+    timeoutMs: PROVIDER_TIMEOUT_MS,
     now,
   }),
   sms: createSmsAdapter({
@@ -39,7 +39,7 @@ const adapters = {
     baseUrl: Deno.env.get("SMS_API_URL") ?? "https://api.twilio.com",
     // The api function's status callback webhook (src/webhooks/handlers.ts).
     statusCallbackUrl: `${apiPublicUrl((name) => Deno.env.get(name))}/v1/webhooks/sms`,
-    timeoutMs: 10_000,
+    timeoutMs: PROVIDER_TIMEOUT_MS,
     fetch,
     now,
   }),
@@ -49,7 +49,7 @@ const adapters = {
     // A check-in alert is news for the shift that sees it: a browser offline for longer
     // than this does not get it later.
     ttlSeconds: 4 * 3600,
-    timeoutMs: 10_000,
+    timeoutMs: PROVIDER_TIMEOUT_MS,
     fetch,
     now,
   }),
@@ -62,7 +62,17 @@ const settings = {
   maxAttempts: numberFromEnv("NOTIFICATIONS_MAX_ATTEMPTS", defaultWorkerSettings.maxAttempts),
   // The SMS provider's concurrency limit for the account, or less.
   smsInFlight: numberFromEnv("NOTIFICATIONS_SMS_IN_FLIGHT", defaultWorkerSettings.smsInFlight),
+  // How long a send whose answer was lost waits for its provider's report before it goes again.
+  unconfirmedWaitSeconds: numberFromEnv("NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS", defaultWorkerSettings.unconfirmedWaitSeconds),
+  unconfirmedRecheckSeconds: numberFromEnv(
+    "NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS",
+    defaultWorkerSettings.unconfirmedRecheckSeconds,
+  ),
 };
+
+// A misconfigured wait would send again what is still under way: the function does not start.
+const misconfigured = unconfirmedWaitProblem(settings);
+if (misconfigured) throw new Error(misconfigured);
 
 // What it runs with, once per start; the secrets' presence at most, never their values.
 jsonLogger.info("the notifications worker is serving", {
@@ -73,6 +83,7 @@ jsonLogger.info("the notifications worker is serving", {
   smsInFlight: settings.smsInFlight,
   retryBaseSeconds: settings.baseDelaySeconds,
   retryMaxSeconds: settings.maxDelaySeconds,
+  unconfirmedWaitSeconds: settings.unconfirmedWaitSeconds,
 });
 
 Deno.serve(createWorkerHandler({

@@ -215,21 +215,21 @@ select is((select count(*) from public.notifications where tenant_id = tests.fx(
   'the worker in Beta''s context reads none of Alpha''s notifications');
 select is(tests.rows_changed(format('update public.notifications set status = ''sent'', sent_at = now() where id = %L', :'checkin')),
   0::bigint, 'nor changes them');
-select is((select count(*) from private.load_notification_claim(array[:'checkin'::uuid])), 0::bigint,
+select is((select count(*) from private.load_notification_claim(array[:'checkin'::uuid], 600)), 0::bigint,
   'nor loads them for a claim');
 -- A whole claim in one call: each notification read in the tenant it is paired with, under RLS.
 select tests.act_as_operator();
-select results_eq(format('select tenant_id, id, first_name from private.load_notification_claims(array[%L, %L]::uuid[], array[%L, %L]::uuid[])',
+select results_eq(format('select tenant_id, id, first_name from private.load_notification_claims(array[%L, %L]::uuid[], array[%L, %L]::uuid[], 600)',
                          :'beta_tenant', tests.fx('tenants'), :'checkin', :'checkin'),
   format($$values (%L::uuid, %L::uuid, 'Ada'::text)$$, tests.fx('tenants'), :'checkin'),
   'a claim''s load finds a notification in its own tenant, and not where a job names it under another');
-select throws_ok(format('select * from private.load_notification_claims(array[%L]::uuid[], array[]::uuid[])', tests.fx('tenants')),
+select throws_ok(format('select * from private.load_notification_claims(array[%L]::uuid[], array[]::uuid[], 600)', tests.fx('tenants')),
   '22023', null, 'a claim pairs each notification with its tenant');
 select tests.act_as_worker(tests.fx('tenants'));
-select results_eq(format('select id, template_key, first_name, confirmation_code is not null from private.load_notification_claim(array[%L::uuid])', :'checkin'),
+select results_eq(format('select id, template_key, first_name, confirmation_code is not null from private.load_notification_claim(array[%L::uuid], 600)', :'checkin'),
   format($$values (%L::uuid, 'checkin_reminder'::text, 'Ada'::text, true)$$, :'checkin'),
   'in Alpha''s context the claim loads the notification with its guest and stay');
-select lives_ok(format('update public.notifications set subject = ''Welcome'', body = ''<p>Welcome</p>'', status = ''sent'', sent_at = now(), attempts = 1 where id = %L', :'checkin'),
+select lives_ok(format('update public.notifications set subject = ''Welcome'', body = ''<p>Welcome</p>'', status = ''sent'', sent_at = now(), attempts = 1, send_started_at = null where id = %L', :'checkin'),
   'the worker records a delivery');
 select throws_ok(format('update public.notifications set template_key = ''checkout_summary'' where id = %L',
   tests.notification_for(tests.fx('reservations'), 'checkout_summary')), '42501', null, 'the worker cannot change what a notification is');

@@ -40,7 +40,7 @@ select lives_ok(format($$select private.settle_notification_claim(%L)$$, jsonb_b
     'pushAccepted', '[]'::jsonb, 'pushGone', '[]'::jsonb))
 )::text), 'the operator records a claim in one call');
 
-select is(current_user::text, 'background_worker', 'the rest of the transaction runs as background_worker');
+select is(current_user::text, 'postgres', 'the caller''s role is back when it returns');
 select is(current_setting('app.tenant_id'), :'alpha_tenant', 'in the last tenant''s context');
 select tests.act_as_operator();
 

@@ -38,6 +38,7 @@ select results_eq(
             ('notifications.notifications_delivery_state_at_with_state'),
             ('notifications.notifications_delivery_state_only_when_sent'),
             ('notifications.notifications_recipient_matches_type'),
+            ('notifications.notifications_send_started_only_while_pending'),
             ('notifications.notifications_sent_at_exactly_when_sent'),
             ('payment_links.payment_links_expire_after_creation'),
             ('payments.payments_external_source_has_external_reference'),
