@@ -1371,6 +1371,7 @@ export type Database = {
       };
       "webhook_deliveries": {
         Row: {
+          "attempt_started_at": string | null;
           "attempts": number;
           "created_at": string;
           "ended_at": string | null;
@@ -1387,6 +1388,7 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
+          "attempt_started_at"?: string | null;
           "attempts"?: number;
           "created_at"?: string;
           "ended_at"?: string | null;
@@ -1402,6 +1404,7 @@ export type Database = {
           "tenant_id": string;
         };
         Update: {
+          "attempt_started_at"?: string | null;
           "attempts"?: number;
           "created_at"?: string;
           "ended_at"?: string | null;

@@ -23,6 +23,10 @@ export type WebhookWorkerSettings = ClaimSettings & {
   orderWaitSeconds: number;
   // A subscription whose deliveries have all failed for this long is disabled.
   failingDisablesAfterMs: number;
+  // How long a claim holds a delivery it posts: longer than an attempt can last (the
+  // post's timeout and a margin), so that no second attempt starts while one may be
+  // under way, even when a run stops before it settles.
+  attemptLeaseSeconds: number;
 };
 
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
@@ -34,6 +38,7 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   followPollMs: 250,
   orderWaitSeconds: 5,
   failingDisablesAfterMs: 24 * 3600 * 1000,
+  attemptLeaseSeconds: 30,
 };
 
 // One signed POST to an endpoint, and what came of it (src/webhook-delivery/endpoint.ts).
@@ -66,6 +71,8 @@ export type WebhookRunSummary = {
   cancelled: number;
   // Not posted yet: an earlier delivery of the same stay to the same endpoint is pending.
   waiting: number;
+  // Not posted now: an attempt of the same delivery may be under way elsewhere.
+  inFlight: number;
   dropped: number;
 };
 
@@ -104,6 +111,8 @@ type Settled = {
   attempt?: AttemptRecord;
   delivery?: DeliveryChange;
   subscription?: SubscriptionChange;
+  // The lease this claim took on the delivery, given back whatever the outcome.
+  lease?: { id: string; startedAt: string };
 };
 
 const ERROR_LENGTH = 1000;
@@ -113,7 +122,9 @@ export async function runWebhookWorker(
   deps: WebhookWorkerDependencies,
   mode: RunMode = { follow: false },
 ): Promise<WebhookRunSummary> {
-  const summary: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
+  const summary: WebhookRunSummary = {
+    read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, inFlight: 0, dropped: 0,
+  };
   await drainInClaims({ ...deps, mode }, WEBHOOKS_QUEUE, summary, (jobs) => processClaim(deps, jobs));
   return summary;
 }
@@ -137,14 +148,21 @@ async function processClaim(deps: WebhookWorkerDependencies, jobs: Job[]) {
   if (valid.length === 0) return outcomes;
 
   const loaded = await loadClaim(deps, valid);
-  const settled = await Promise.all(valid.map((job) => decide(deps, job, loaded.get(job))));
+  const settled = await Promise.all(valid.map(async (job) => {
+    const row = loaded.get(job);
+    const result = await decide(deps, job, row);
+    return row !== undefined && row !== "duplicate" && row.attempt_fresh && row.attempt_started_at !== null
+      ? { ...result, lease: { id: row.id, startedAt: row.attempt_started_at } }
+      : result;
+  }));
   await settleClaim(deps, settled);
   return [...outcomes, ...settled.map((result) => result.summary)];
 }
 
-// One read-only transaction for the whole claim: per tenant, the context and one query
-// for all its deliveries, pipelined in one round trip. A second job for a delivery already
-// in the claim is dropped, so no claim posts one delivery twice.
+// One transaction for the whole claim: per tenant, the context and one statement for all
+// its deliveries, pipelined in one round trip, which takes a lease on each delivery it may
+// post (loadQuery). A second job for a delivery already in the claim is dropped, so no
+// claim posts one delivery twice.
 async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
   const loaded = new Map<TenantJob, LoadedRow | "duplicate">();
   const seen = new Set<string>();
@@ -163,7 +181,8 @@ async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
   const tenants = [...groups];
   const results = await pipelinedTransaction(deps.sql, (tx) =>
     tenants.flatMap(([tenantId, group]) => {
-      const query = loadQuery(group.map((job) => job.deliveryId));
+      const query = loadQuery(group.map((job) => job.deliveryId), deps.settings.attemptLeaseSeconds);
+      if (query.parameters.length > 0) throw new Error("the claim's load is sent without parameters: write its values as literals");
       return [workerContext(tx, tenantId), tx.unsafe<LoadedRow[]>(query.sql, [], { prepare: false })];
     })
   );
@@ -177,14 +196,31 @@ async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
   return loaded;
 }
 
-// A delivery with its event and subscription, read under RLS in their tenant.
-const loadQuery = (deliveryIds: readonly string[]) => compileNow((db) =>
-  db.selectFrom("webhook_deliveries as d")
+// A delivery with its event and subscription, read under RLS in their tenant, and the lease
+// on it: taken now (attempt_fresh) when it is pending and no other attempt holds it (none
+// started, or the last one started longer ago than a lease), or the other attempt's start.
+const loadQuery = (deliveryIds: readonly string[], leaseSeconds: number) => compileNow((db) =>
+  db.with("leased", (db) =>
+    db.updateTable("webhook_deliveries")
+      .set({ attempt_started_at: raw<string>`now()` })
+      .where(raw<boolean>`id in (${raw.raw(deliveryIds.map(uuidLiteral).join(", "))})`)
+      // Literals only: the statement goes with no parameters (compileNow, unsafe).
+      .where(raw<boolean>`status = 'pending'`)
+      .where(raw<boolean>`(attempt_started_at is null or attempt_started_at < now() - make_interval(secs => ${
+        raw.lit(Math.max(1, Math.floor(leaseSeconds)))
+      }))`)
+      .returning(["id", "attempt_started_at"])
+  )
+  .selectFrom("webhook_deliveries as d")
     .innerJoin("webhook_events as e", (join) => join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"))
     .innerJoin("webhook_subscriptions as s", (join) =>
       join.onRef("s.tenant_id", "=", "d.tenant_id").onRef("s.id", "=", "d.subscription_id"))
+    .leftJoin("leased", "leased.id", "d.id")
     .select([
       "d.id", "d.tenant_id", "d.status", "d.attempts", "d.subscription_id",
+      // The statement sees the row as it was before its own update: the lease it took is the update's.
+      raw<string | null>`coalesce(leased.attempt_started_at, d.attempt_started_at)`.as("attempt_started_at"),
+      raw<boolean>`leased.id is not null`.as("attempt_fresh"),
       "e.id as event_id", "e.type", "e.data", "e.occurred_at",
       "s.url", "s.enabled", "s.secret", "s.previous_secret", "s.previous_secret_expires_at", "s.failing_since",
       // The latest next attempt among the same stay's earlier deliveries to the same
@@ -206,6 +242,11 @@ async function decide(deps: WebhookWorkerDependencies, job: TenantJob, loaded: L
   if (loaded === undefined) return { job, summary: "cancelled", postponeSeconds: null };
   if (loaded.status !== "pending") return { job, summary: "cancelled", postponeSeconds: null };
   const nowMs = deps.now();
+  if (!loaded.attempt_fresh) {
+    // Another claim's attempt may be under way: looked at again once its lease has ended.
+    const leaseEnds = Date.parse(loaded.attempt_started_at ?? new Date(nowMs).toISOString()) + deps.settings.attemptLeaseSeconds * 1000;
+    return { job, summary: "inFlight", postponeSeconds: Math.max(1, Math.ceil((leaseEnds - nowMs) / 1000) + 1) };
+  }
   if (!loaded.enabled) {
     return {
       job, summary: "cancelled", postponeSeconds: null,
@@ -323,6 +364,7 @@ async function settleClaim(deps: WebhookWorkerDependencies, settled: Settled[]):
       attempts: group.flatMap((result) => result.attempt ? [result.attempt] : []),
       deliveries: group.flatMap((result) => result.delivery ? [result.delivery] : []),
       subscriptions: mergeSubscriptionChanges(group.flatMap((result) => result.subscription ? [result.subscription] : [])),
+      released: group.flatMap((result) => result.lease ? [result.lease] : []),
     })),
   };
   await pipelinedTransaction(deps.sql, (tx) => [

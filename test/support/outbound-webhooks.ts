@@ -9,7 +9,7 @@ import { webhookReceiver } from "./webhook-receiver.ts";
 
 export type WithSecret = Schemas["WebhookSubscriptionWithSecret"];
 
-const idle: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 };
+const idle: WebhookRunSummary = { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, inFlight: 0, dropped: 0 };
 
 export function webhookSummary(counts: Partial<WebhookRunSummary> = {}): WebhookRunSummary {
   return { ...idle, ...counts };

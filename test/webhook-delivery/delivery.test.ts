@@ -249,3 +249,35 @@ Deno.test("deliveries and attempts are the tenant's own; a URL saved before it b
     assert.deepEqual([delivery.attemptLog[0]!.outcome, delivery.attemptLog[0]!.statusCode], ["refused", null]);
     assert.match(delivery.attemptLog[0]!.error ?? "", /10\.1\.2\.3/);
   }));
+
+// A second job for a delivery whose attempt is under way (a claim that outlived its jobs'
+// visibility, a redelivery) finds it leased: it posts nothing, and looks again once the
+// lease has ended, by when the first attempt has settled the delivery.
+Deno.test("two jobs for one delivery in two runs at once: one attempt in flight, the other run waits; the endpoint gets one post", () =>
+  withFixture(async ({ sql, tenant }) => {
+    const t = await tenant("hooks-lease");
+    const subscription = await subscribeReceiver(t.ownerClient);
+    await drainWebhooks(sql);
+    await receiver.script(subscription.endpoint, { status: 204, delayMs: 2000 });
+    const test = await expectStatus<{ deliveryId: string }>("POST", "/v1/webhook-subscriptions/{id}/test",
+      await t.ownerClient.post(`/webhook-subscriptions/${subscription.id}/test`, {}), 202);
+    // The second job, hidden until the first run has the first one.
+    const [secondJob] = await sql<{ id: string }[]>`
+      select pgmq.send('webhooks', ${sql.json({ tenantId: t.tenantId, deliveryId: test.deliveryId })}::jsonb, 600)::text as id`;
+
+    const first = runWebhookWorker();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sql`select pgmq.set_vt('webhooks', ${secondJob!.id}::bigint, 0)`;
+    const second = await runWebhookWorker();
+    assert.deepEqual(second, webhookSummary({ read: 1, inFlight: 1 }), "the second run finds the first one's attempt under way");
+    assert.deepEqual(await first, webhookSummary({ read: 1, succeeded: 1 }));
+
+    await dueNow(sql);
+    const drained = await drainWebhooks(sql);
+    assert.ok(drained.cancelled >= 1 && drained.succeeded === 0 && drained.retrying === 0, `the second job finds the delivery ended: ${JSON.stringify(drained)}`);
+    const posts = await receiver.requests(subscription.endpoint);
+    assert.equal(posts.length, 1, "one post");
+    const [lease] = await sql<{ held: boolean }[]>`
+      select attempt_started_at is not null as held from public.webhook_deliveries where id = ${test.deliveryId}`;
+    assert.equal(lease!.held, false, "the lease was given back");
+  }));
