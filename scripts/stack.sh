@@ -310,7 +310,7 @@ ensure_cluster() {
 # that the tests read the stack's values instead of repeating them.
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
-ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
+ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL FUNCTION_PORTS MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
   FRONT_DESK_URL CORS_ALLOWED_ORIGINS
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS
@@ -572,6 +572,17 @@ cache_function_dependencies() {
   echo "$fingerprint" > "$stamp"
 }
 
+# Each function's port, name=port,name=port: the gateway's routes, and where a function's local
+# Edge Runtime answers for itself (/_edge-runtime/, which the gateway never reaches).
+function_ports() {
+  local name port=$FUNCTIONS_FIRST_PORT routes=""
+  for name in $(function_names); do
+    routes="$routes${routes:+,}$name=$port"
+    port=$((port + 1))
+  done
+  echo "$routes"
+}
+
 function_names() {
   local dir
   for dir in "$ROOT"/supabase/functions/*/; do
@@ -610,6 +621,8 @@ function_env() {
     PUSH_ALLOW_LOOPBACK_HTTP="$PUSH_ALLOW_LOOPBACK_HTTP" WEBHOOKS_ALLOW_LOOPBACK_HTTP="$WEBHOOKS_ALLOW_LOOPBACK_HTTP"
     NOTIFICATIONS_RETRY_BASE_SECONDS="$NOTIFICATIONS_RETRY_BASE_SECONDS"
     NOTIFICATIONS_RETRY_MAX_SECONDS="$NOTIFICATIONS_RETRY_MAX_SECONDS"
+    NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS="$NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS"
+    NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS="$NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS"
     CORS_ALLOWED_ORIGINS="$CORS_ALLOWED_ORIGINS"
   )
 }
@@ -621,8 +634,6 @@ ensure_http_processes() {
   local fingerprint
   fingerprint=$({ source_fingerprint; printf '%s\n' "${FUNCTION_ENV[@]}"; } | sha1sum | cut -c1-40)
   if [ "$(cat "$RUN/http.fingerprint" 2>/dev/null)" != "$fingerprint" ]; then
-    NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS="$NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS"
-    NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS="$NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS"
     stop_http_processes
   fi
   local deno_env=(DENO_DIR="$DENO_DIR" NO_COLOR=1)
@@ -648,26 +659,25 @@ ensure_http_processes() {
     start_process webhook-receiver "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
       "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
   fi
-  local name port=$FUNCTIONS_FIRST_PORT routes=""
+  local route name port
   cache_function_dependencies
   # Each function behind its local Edge Runtime (local/edge-runtime/main.ts), which runs the
   # function's workers under Deno 2.1 with the runtime's permissions and holds them to its
   # limits. The runtime itself runs with every permission: Deno lets only such a process
   # read another process's /proc files, where a worker's CPU time and memory are.
-  for name in $(function_names); do
-    routes="$routes${routes:+,}$name=$port"
+  for route in ${FUNCTION_PORTS//,/ }; do
+    name=${route%=*} port=${route#*=}
     if ! pid_alive "fn-$name"; then
       start_process "fn-$name" "${deno_env[@]}" "${FUNCTION_ENV[@]}" \
         -- "$DENO" run --quiet --allow-all "$ROOT/local/edge-runtime/main.ts" --name "$name" --port "$port" \
         --entrypoint "$ROOT/supabase/functions/$name/index.ts" --deno "$EDGE_DENO" --deno-dir "$EDGE_DENO_DIR" \
         --config "$FUNCTIONS_CONFIG"
     fi
-    port=$((port + 1))
   done
   if ! pid_alive gateway; then
     mkdir -p "$RUN/gateway-temp"
     # shellcheck disable=SC2086 # one NAME=PORT argument per function
-    bash "$ROOT/local/gateway/nginx-conf.sh" "$API_PORT" "$AUTH_URL" "$RUN" ${routes//,/ } \
+    bash "$ROOT/local/gateway/nginx-conf.sh" "$API_PORT" "$AUTH_URL" "$RUN" ${FUNCTION_PORTS//,/ } \
       > "$RUN/gateway.conf"
     start_process gateway -- "$NGINX" -p "$RUN" -e stderr -c "$RUN/gateway.conf" -g "daemon off;"
   fi
@@ -788,6 +798,7 @@ up() {
   ensure_node_tools
   ensure_pgmq_extension
   ensure_cluster
+  FUNCTION_PORTS=$(function_ports)
   ensure_keys
   load_keys
   ensure_auth

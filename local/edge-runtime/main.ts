@@ -288,7 +288,35 @@ function releasedWhenDone(body: ReadableStream<Uint8Array> | null, release: () =
 // The methods the platform passes to a function; any other it refuses itself.
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
+// The runtime's own routes, on its loopback port only (the gateway reaches a function as
+// /<name>/...): the workers as they stand, and limits a test may lower for a while.
+//   GET  /_edge-runtime/workers   [{id, pid, state, inFlight, cpuTimeMs, memoryMb}]
+//   PUT  /_edge-runtime/limits    {cpuSoftMs?, cpuHardMs?, memoryMb?, wallClockMs?, idleTimeoutMs?}: the limits after
+async function control(request: Request, path: string): Promise<Response> {
+  if (path === "/_edge-runtime/workers" && request.method === "GET") {
+    return Response.json([...workers].map((worker) => ({
+      id: worker.id,
+      pid: worker.process.pid,
+      state: worker.ended ?? (worker === active ? "active" : worker === standby ? "standby" : worker.retired ? "retired" : "booting"),
+      inFlight: worker.inFlight,
+      cpuTimeMs: worker.activatedAt === 0 ? 0 : Math.round(((cpuNs(worker.process.pid) ?? worker.cpuBaseNs) - worker.cpuBaseNs) / 1e6),
+      memoryMb: Math.round(worker.memoryMb),
+    })));
+  }
+  if (path === "/_edge-runtime/limits" && request.method === "PUT") {
+    const changes = await request.json().catch(() => null) as Partial<typeof limits> | null;
+    for (const [name, value] of Object.entries(changes ?? {})) {
+      if (name in limits && typeof value === "number" && value > 0) limits[name as keyof typeof limits] = value;
+    }
+    log("info", "limits changed", { limits });
+    return Response.json(limits);
+  }
+  return new Response("not found", { status: 404 });
+}
+
 async function handle(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  if (path.startsWith("/_edge-runtime/")) return await control(request, path);
   if (!METHODS.includes(request.method)) {
     return new Response(JSON.stringify({ code: "METHOD_NOT_ALLOWED", message: `Edge Functions only support ${METHODS.join(", ")}` }), {
       status: 405,

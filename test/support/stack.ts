@@ -63,6 +63,14 @@ export const stack = {
   get authUrl() {
     return setting("AUTH_URL");
   },
+  // Where each function's local Edge Runtime listens (the gateway's upstream), by name: its
+  // own routes (/_edge-runtime/workers, /_edge-runtime/limits) are there.
+  get functionPorts(): Record<string, number> {
+    return Object.fromEntries(setting("FUNCTION_PORTS").split(",").map((route) => {
+      const [name, port] = route.split("=");
+      return [name!, Number(port)];
+    }));
+  },
   // How the stack runs its Auth, the local double of Supabase Auth's HTTP API: Deno's
   // arguments, as scripts/stack.sh gives them.
   get authDoubleArgs(): string[] {
