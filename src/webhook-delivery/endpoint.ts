@@ -149,6 +149,56 @@ export function resolverForOneRun(resolve: ResolveHost): ResolveHost {
   };
 }
 
+// The connections of one run of the worker, kept open between its posts. A run posts many
+// deliveries to few endpoints, and a connection of its own for each (the TCP handshake,
+// TLS's, and the close) was most of a post's cost. A connection is reused only for the same
+// checked address, port, scheme and name (TLS's server name and certificate), after an
+// answer whose end was read and which did not ask to close, and only while it has been
+// idle less than maxIdleMs, inside the idle timeouts servers commonly keep. Everything is
+// closed when the run ends (closeAll).
+export type ConnectionsForOneRun = {
+  take(key: string): Connection | null;
+  give(key: string, connection: Connection): void;
+  closeAll(): void;
+};
+
+export function connectionsForOneRun(settings: { maxIdlePerKey?: number; maxIdleMs?: number; now?: () => number } = {}): ConnectionsForOneRun {
+  const maxIdlePerKey = settings.maxIdlePerKey ?? 16;
+  const maxIdleMs = settings.maxIdleMs ?? 2000;
+  const now = settings.now ?? (() => performance.now());
+  const idle = new Map<string, { connection: Connection; since: number }[]>();
+  const close = (connection: Connection) => {
+    try {
+      connection.close();
+    } catch {
+      // already closed
+    }
+  };
+  let closed = false;
+  return {
+    take(key) {
+      const list = idle.get(key);
+      while (list && list.length > 0) {
+        const { connection, since } = list.pop()!;
+        if (now() - since < maxIdleMs) return connection;
+        close(connection);
+      }
+      return null;
+    },
+    give(key, connection) {
+      const list = idle.get(key) ?? [];
+      if (closed || list.length >= maxIdlePerKey) return close(connection);
+      list.push({ connection, since: now() });
+      idle.set(key, list);
+    },
+    closeAll() {
+      closed = true;
+      for (const list of idle.values()) for (const { connection } of list) close(connection);
+      idle.clear();
+    },
+  };
+}
+
 // ---------------------------------------------------------------- posting
 
 export const WEBHOOK_USER_AGENT = "pms-webhooks/1";
@@ -176,6 +226,10 @@ export type WebhookPost = {
   // When given, the only certificates trusted as roots for https (PEM): a test's own
   // self-signed server. Default: the runtime's roots.
   trustedCertificates?: readonly string[];
+  // The run's open connections (connectionsForOneRun): with them a post asks to keep its
+  // connection and the next post to the same address and name reuses it. Without, each
+  // post has a connection of its own, closed with its answer.
+  connections?: ConnectionsForOneRun;
 };
 
 export type NetworkErrorReason =
@@ -288,7 +342,7 @@ async function resolveBefore(resolve: ResolveHost, name: string, signal: AbortSi
 }
 
 type Exchange =
-  | { type: "response"; status: number; snippet: string; retryAfter: string | null }
+  | { type: "response"; status: number; snippet: string; retryAfter: string | null; reusable?: boolean }
   | { type: "timeout" }
   | { type: "error"; reason: NetworkErrorReason; message: string };
 
@@ -296,6 +350,10 @@ type Exchange =
 type Connection = Deno.Conn | Deno.TlsConn;
 
 class ProtocolError extends Error {}
+
+// A kept connection the server had closed: nothing of the answer came, so the request can go
+// again on a new connection.
+class ClosedWhileIdle extends Error {}
 
 // The text of the body's first bytes. A character cut at the end is left out rather than
 // mangled; a NUL, which a Postgres text column refuses, becomes U+FFFD.
@@ -322,9 +380,11 @@ function errorReason(error: unknown): NetworkErrorReason {
 // the connection must go to a checked address while the URL's name stays the Host header,
 // the TLS server name and the name the certificate is verified for, and neither fetch
 // (no way to choose the address) nor the Edge Runtime's node:http (built on fetch; its
-// `lookup` option throws, its `ca` is ignored) can do that. One POST with Connection:
-// close and a bounded answer needs only the HTTP/1.1 below: a status line, headers, and a
-// body by Content-Length, by chunks, or until the connection closes.
+// `lookup` option throws, its `ca` is ignored) can do that. One POST and a bounded answer
+// need only the HTTP/1.1 below: a status line, headers, and a body by Content-Length, by
+// chunks, or until the connection closes. With the run's connections, a kept connection
+// to the same address and name is tried first; one the server closed while it was idle
+// fails before any byte of the answer, and the request goes on a new connection.
 async function exchange(
   url: URL,
   addresses: readonly string[],
@@ -346,10 +406,28 @@ async function exchange(
   deadline.addEventListener("abort", closeAll, { once: true });
   const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
+  const pool = post.connections;
+  const request = requestBytes(url, post, pool !== undefined);
   let lastError: unknown = new Error("no address to connect to");
   try {
     for (const address of addresses) {
       if (deadline.aborted) return { type: "timeout" };
+      const key = `${url.protocol}//${address}:${port}/${hostname}${post.trustedCertificates ? "/own-roots" : ""}`;
+      const kept = post.trustedCertificates ? null : pool?.take(key) ?? null;
+      if (kept) {
+        open.add(kept);
+        try {
+          return await keptWhenReusable(await converse(kept, request, limits, true), kept, key);
+        } catch (error) {
+          if (!(error instanceof ClosedWhileIdle)) throw error;
+          open.delete(kept);
+          try {
+            kept.close();
+          } catch {
+            // already closed
+          }
+        }
+      }
       let tcp: Deno.TcpConn;
       try {
         const connecting = Deno.connect({ hostname: address, port, transport: "tcp" });
@@ -374,7 +452,7 @@ async function exchange(
         });
         open.add(connection);
       }
-      return await converse(connection, requestBytes(url, post), limits);
+      return await keptWhenReusable(await converse(connection, request, limits, false), connection, key);
     }
     return { type: "error", reason: errorReason(lastError), message: messageOf(lastError) };
   } catch (error) {
@@ -383,6 +461,16 @@ async function exchange(
   } finally {
     deadline.removeEventListener("abort", closeAll);
     closeAll();
+  }
+
+  // A connection whose answer ended cleanly goes back to the run's pool, out of the set
+  // closed when this post is done.
+  function keptWhenReusable(exchanged: Exchange, connection: Connection, key: string): Exchange {
+    if (pool && exchanged.type === "response" && exchanged.reusable && !deadline.aborted) {
+      open.clear();
+      pool.give(key, connection);
+    }
+    return exchanged;
   }
 }
 
@@ -397,8 +485,9 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-// The request as it goes on the wire: our headers after the signature's, the body as UTF-8.
-function requestBytes(url: URL, post: WebhookPost): Uint8Array {
+// The request as it goes on the wire: our headers after the signature's, the body as UTF-8;
+// asking to close the connection after the answer unless it is to be kept.
+function requestBytes(url: URL, post: WebhookPost, keepAlive: boolean): Uint8Array {
   const body = new TextEncoder().encode(post.body);
   const headers: Record<string, string> = {
     ...post.headers,
@@ -413,7 +502,7 @@ function requestBytes(url: URL, post: WebhookPost): Uint8Array {
     }
     head += `${name}: ${value}\r\n`;
   }
-  head += "connection: close\r\n\r\n";
+  head += keepAlive ? "\r\n" : "connection: close\r\n\r\n";
   const headBytes = new TextEncoder().encode(head);
   const bytes = new Uint8Array(headBytes.length + body.length);
   bytes.set(headBytes);
@@ -428,12 +517,21 @@ async function converse(
   connection: Connection,
   request: Uint8Array,
   limits: { maxResponseBytes: number; maxReadBytes: number },
+  reused: boolean,
 ): Promise<Exchange> {
-  for (let written = 0; written < request.length;) written += await connection.write(request.subarray(written));
   const reader = new ByteReader(connection);
-  const head = await reader.readHead(MAX_HEAD_BYTES);
+  let head: string;
+  try {
+    for (let written = 0; written < request.length;) written += await connection.write(request.subarray(written));
+    head = await reader.readHead(MAX_HEAD_BYTES);
+  } catch (error) {
+    // A kept connection the server closed while it was idle fails before any byte of an
+    // answer: its request was not taken.
+    if (reused && reader.nothingRead) throw new ClosedWhileIdle(messageOf(error));
+    throw error;
+  }
   const [statusLine, ...headerLines] = head.split("\r\n");
-  const status = /^HTTP\/1\.[01] ([1-9][0-9]{2})(?: |$)/.exec(statusLine ?? "");
+  const status = /^HTTP\/1\.([01]) ([1-9][0-9]{2})(?: |$)/.exec(statusLine ?? "");
   if (!status) throw new ProtocolError(`the answer does not start with an HTTP/1.1 status line`);
   const headers = new Map<string, string>();
   for (const line of headerLines) {
@@ -454,56 +552,79 @@ async function converse(
     keptLength += part.length;
     return read < limits.maxReadBytes;
   };
+  // A 1xx, 204 or 304 answer has no body, whatever its headers say (RFC 9112, 6.3).
+  const code = Number(status[2]);
+  let ended = code < 200 || code === 204 || code === 304;
   try {
-    await readBody(reader, headers, take);
+    if (!ended) ended = await readBody(reader, headers, take);
   } catch {
     // The connection broke, closed or timed out mid-body: what was read is the snippet.
   }
+  // Kept for another request only when its answer ended where its framing said, HTTP/1.1
+  // keeps it by default, and the server did not ask to close it.
+  const reusable = ended && status[1] === "1" && reader.drained &&
+    !/\bclose\b/i.test(headers.get("connection") ?? "") && code >= 200;
   return {
     type: "response",
-    status: Number(status[1]),
+    status: code,
     retryAfter: headers.get("retry-after") ?? null,
     snippet: snippetOf(kept.subarray(0, keptLength)),
+    reusable,
   };
 }
 
 // The body by the framing the headers give, handed to `take` a piece at a time until it
-// ends or `take` has had enough.
-async function readBody(reader: ByteReader, headers: Map<string, string>, take: (bytes: Uint8Array) => boolean): Promise<void> {
+// ends or `take` has had enough. True when the body ended where its framing said (a
+// length, or the last chunk), not with the connection or at `take`'s word.
+async function readBody(reader: ByteReader, headers: Map<string, string>, take: (bytes: Uint8Array) => boolean): Promise<boolean> {
   if (/\bchunked\b/i.test(headers.get("transfer-encoding") ?? "")) {
     for (;;) {
       const size = Number.parseInt((await reader.readLine(1024)).split(";")[0]!.trim(), 16);
       if (!Number.isFinite(size) || size < 0) throw new ProtocolError("a chunk's size is not hexadecimal");
-      if (size === 0) return;
+      if (size === 0) {
+        // The trailer section, usually empty, ends with a blank line.
+        while ((await reader.readLine(1024)) !== "");
+        return true;
+      }
       let left = size;
       while (left > 0) {
         const piece = await reader.read(left);
-        if (piece === null) return;
+        if (piece === null) return false;
         left -= piece.length;
-        if (!take(piece)) return;
+        if (!take(piece)) return false;
       }
       await reader.readLine(2);
     }
   }
   const length = headers.get("content-length");
+  if (length !== undefined && !/^[0-9]+$/.test(length)) return false;
   let left = length === undefined ? Infinity : Number(length);
   while (left > 0) {
     const piece = await reader.read(Math.min(left, 16_384));
-    if (piece === null) return;
+    if (piece === null) return false;
     left -= piece.length;
-    if (!take(piece)) return;
+    if (!take(piece) && left > 0) return false;
   }
+  return length !== undefined;
 }
 
 // Reads a connection a line or a number of bytes at a time, keeping what it read ahead.
 class ByteReader {
   #buffer = new Uint8Array(0);
+  // No byte came from the connection yet.
+  nothingRead = true;
   constructor(private readonly connection: Connection) {}
+
+  // Nothing read ahead is left over: the connection holds no bytes of another answer.
+  get drained(): boolean {
+    return this.#buffer.length === 0;
+  }
 
   async #fill(): Promise<boolean> {
     const chunk = new Uint8Array(16_384);
     const count = await this.connection.read(chunk);
     if (count === null) return false;
+    this.nothingRead = false;
     const joined = new Uint8Array(this.#buffer.length + count);
     joined.set(this.#buffer);
     joined.set(chunk.subarray(0, count), this.#buffer.length);

@@ -4,7 +4,13 @@
 // checked while the URL's name stays the Host and, over TLS, the name the certificate is
 // verified for. endpoint.unit.test.ts covers what is refused without connecting.
 import assert from "node:assert/strict";
-import { postWebhook, type ResolveHost, WEBHOOK_USER_AGENT, type WebhookPost } from "../../src/webhook-delivery/endpoint.ts";
+import {
+  connectionsForOneRun,
+  postWebhook,
+  type ResolveHost,
+  WEBHOOK_USER_AGENT,
+  type WebhookPost,
+} from "../../src/webhook-delivery/endpoint.ts";
 
 const LOCAL = { allowLoopbackHttp: true };
 const STRICT = { allowLoopbackHttp: false };
@@ -249,4 +255,118 @@ Deno.test("posting over https: the connection goes to the checked address, the c
   const untrusted = await sent(`https://hooks.example.test:${server.port}/in`, { resolve, trustedCertificates: [another.ca] });
   assert.ok(untrusted.outcome === "network-error" && untrusted.reason === "tls-failure", JSON.stringify(untrusted));
   assert.equal(server.received.length, 1);
+});
+
+// ---------------------------------------------------------------- the run's connections
+
+// An HTTP/1.1 server of raw sockets: it counts the connections it accepts and the requests
+// each carries, and answers each request with `answer(n)` (n: the request's number on its
+// connection, from 1); after an answer it closes the connection when `closeAfter` says so.
+function rawServer(answer: (n: number) => string, closeAfter: (n: number) => boolean = () => false) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const connections: { requests: number; closedByPeer: boolean }[] = [];
+  (async () => {
+    for await (const connection of listener) {
+      const seen = { requests: 0, closedByPeer: false };
+      connections.push(seen);
+      (async () => {
+        const buffer = new Uint8Array(65_536);
+        let text = "";
+        try {
+          for (;;) {
+            const count = await connection.read(buffer);
+            if (count === null) {
+              seen.closedByPeer = true;
+              break;
+            }
+            text += new TextDecoder("latin1").decode(buffer.subarray(0, count));
+            // One request: its head, then the body its content-length gives (a byte a character).
+            for (;;) {
+              const end = text.indexOf("\r\n\r\n");
+              if (end < 0) break;
+              const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+              if (text.length < end + 4 + length) break;
+              text = text.slice(end + 4 + length);
+              seen.requests++;
+              await connection.write(new TextEncoder().encode(answer(seen.requests)));
+              if (closeAfter(seen.requests)) {
+                connection.close();
+                return;
+              }
+            }
+          }
+        } catch {
+          // the client went
+        }
+        try {
+          connection.close();
+        } catch {
+          // already closed
+        }
+      })();
+    }
+  })().catch(() => {});
+  return { port: (listener.addr as Deno.NetAddr).port, connections, [Symbol.dispose]: () => listener.close() };
+}
+
+const noContent = () => "HTTP/1.1 204 No Content\r\ndate: Tue, 01 Dec 2026 00:00:00 GMT\r\n\r\n";
+const ok = () => "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+
+Deno.test("the run's connections: posts to one endpoint share a kept connection; another name gets its own; closeAll closes them", async () => {
+  using server = rawServer((n) => n % 2 === 0 ? noContent() : ok());
+  const connections = connectionsForOneRun();
+  for (let i = 0; i < 4; i++) {
+    const result = await sent(`http://127.0.0.1:${server.port}/in`, { connections, timeoutMs: 2000 });
+    assert.ok(result.outcome === "response" && [200, 204].includes(result.status), JSON.stringify(result));
+    // A 204 has no body, whatever the connection does after it: the answer does not wait for more.
+    assert.ok(result.durationMs < 1000, `answered at once: ${result.durationMs} ms`);
+  }
+  assert.deepEqual(server.connections.map((c) => c.requests), [4], "four posts over one connection");
+  const other = await sent(`http://localhost:${server.port}/in`, { connections, timeoutMs: 2000 });
+  assert.equal(other.outcome, "response");
+  assert.deepEqual(server.connections.map((c) => c.requests), [4, 1], "another name, another connection");
+  connections.closeAll();
+  await sleep(100);
+  assert.deepEqual(server.connections.map((c) => c.closedByPeer), [true, true], "both closed when the run ends");
+
+  // Without the run's connections each post asks to close its own.
+  await using single = loopbackServer(() => new Response(null, { status: 204 }));
+  await sent(`http://127.0.0.1:${single.port}/in`);
+  assert.equal(single.received[0]!.headers.get("connection"), "close");
+});
+
+Deno.test("the run's connections: one the server closed while it was kept is replaced, and the post reaches the server once", async () => {
+  // The server closes every connection after its first answer, without saying so.
+  using server = rawServer(ok, () => true);
+  const connections = connectionsForOneRun();
+  for (let i = 0; i < 3; i++) {
+    const result = await sent(`http://127.0.0.1:${server.port}/in`, { connections, timeoutMs: 2000 });
+    assert.ok(result.outcome === "response" && result.status === 200, JSON.stringify(result));
+    await sleep(50);
+  }
+  assert.deepEqual(server.connections.map((c) => c.requests), [1, 1, 1], "each post taken once, on a connection of its own");
+  connections.closeAll();
+});
+
+Deno.test("the run's connections: an answer that asks to close, or whose end only the close tells, is not kept", async () => {
+  const answers = [
+    "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
+    "HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\nok",
+  ];
+  for (const answer of answers) {
+    using server = rawServer(() => answer);
+    const connections = connectionsForOneRun();
+    for (let i = 0; i < 2; i++) {
+      const result = await sent(`http://127.0.0.1:${server.port}/in`, { connections, timeoutMs: 2000 });
+      assert.ok(result.outcome === "response" && result.status === 200, JSON.stringify(result));
+    }
+    assert.deepEqual(server.connections.map((c) => c.requests), [1, 1], answer.split("\r\n")[0]);
+    connections.closeAll();
+  }
+  // A body read to the limit ends the connection too.
+  using endless = rawServer(() => `HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n${"x".repeat(100_000)}`);
+  const connections = connectionsForOneRun();
+  for (let i = 0; i < 2; i++) await sent(`http://127.0.0.1:${endless.port}/in`, { connections, timeoutMs: 2000, maxReadBytes: 4096 });
+  assert.equal(endless.connections.length, 2);
+  connections.closeAll();
 });

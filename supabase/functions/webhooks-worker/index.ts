@@ -4,6 +4,7 @@ import { createPool, renewablePool } from "../../../src/db/pool.ts";
 import { jsonLogger, requireEnv } from "../../../src/env.ts";
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 import {
+  connectionsForOneRun,
   postWebhook,
   resolverForOneRun,
   resolveWithDenoDns,
@@ -30,16 +31,23 @@ jsonLogger.info("the webhooks worker is serving", { loopbackEndpoints: policy.al
 Deno.serve(createWorkerHandler({
   serviceKey: requireEnv("SUPABASE_SERVICE_ROLE_KEY"),
   pool,
-  run: (sql, mode) => {
+  run: async (sql, mode) => {
     const resolve = resolverForOneRun(resolveWithDenoDns);
-    return runWebhookWorker({
-      sql,
-      post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000, resolve }),
-      sign: signWebhook,
-      settings: defaultWebhookWorkerSettings,
-      random: Math.random,
-      now: () => Date.now(),
-      logger: jsonLogger,
-    }, mode);
+    // As many kept per endpoint as the run has posts under way at once.
+    const { claimSize, claimsInFlight } = defaultWebhookWorkerSettings;
+    const connections = connectionsForOneRun({ maxIdlePerKey: claimSize * claimsInFlight });
+    try {
+      return await runWebhookWorker({
+        sql,
+        post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000, resolve, connections }),
+        sign: signWebhook,
+        settings: defaultWebhookWorkerSettings,
+        random: Math.random,
+        now: () => Date.now(),
+        logger: jsonLogger,
+      }, mode);
+    } finally {
+      connections.closeAll();
+    }
   },
 }));
