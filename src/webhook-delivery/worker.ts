@@ -4,13 +4,12 @@
 // and write); each is posted to its endpoint, signed, outside any transaction; one call of
 // private.settle_webhook_claim then records every attempt and every delivery's and
 // subscription's new state with the jobs' deletion or postponement.
-import { type CompiledQuery, sql as raw } from "kysely";
 import { z } from "zod";
-import { compileNow } from "../db/compile-once.ts";
+import type { Database } from "../db/database.types.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
 import type { Sql } from "../db/pool.ts";
-import { uuidLiteral, workerContext } from "../db/worker-context.ts";
+import { uuidLiteral } from "../db/worker-context.ts";
 import type { Logger } from "../http/router.ts";
 import { webhookBody } from "./payload.ts";
 import { retryAfterSeconds, retryDelaySeconds } from "./schedule.ts";
@@ -159,14 +158,17 @@ async function processClaim(deps: WebhookWorkerDependencies, jobs: Job[]) {
   return [...outcomes, ...settled.map((result) => result.summary)];
 }
 
-// One transaction for the whole claim: per tenant, the context and one statement for all
-// its deliveries, pipelined in one round trip, which takes a lease on each delivery it may
-// post (loadQuery). A second job for a delivery already in the claim is dropped, so no
-// claim posts one delivery twice.
+// The whole claim in one call of private.load_webhook_claims, one round trip: each tenant's
+// deliveries read under RLS as background_worker in that tenant's context, with their
+// events and subscriptions, and a lease taken on each it may post (attempt_fresh) when it is
+// pending and no other attempt holds it (none started, or the last one started longer ago
+// than a lease); else the other attempt's start. The deliveries and their tenants are named
+// in the call's text (src/db/worker-context.ts). A second job for a delivery already in the
+// claim is dropped, so no claim posts one delivery twice.
 async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
   const loaded = new Map<TenantJob, LoadedRow | "duplicate">();
   const seen = new Set<string>();
-  const groups = new Map<string, TenantJob[]>();
+  const unique: TenantJob[] = [];
   for (const job of jobs) {
     const key = `${job.tenantId}/${job.deliveryId}`;
     if (seen.has(key)) {
@@ -174,67 +176,33 @@ async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
       continue;
     }
     seen.add(key);
-    const group = groups.get(job.tenantId);
-    if (group) group.push(job);
-    else groups.set(job.tenantId, [job]);
+    unique.push(job);
   }
-  const tenants = [...groups];
-  const results = await pipelinedTransaction(deps.sql, (tx) =>
-    tenants.flatMap(([tenantId, group]) => {
-      const query = loadQuery(group.map((job) => job.deliveryId), deps.settings.attemptLeaseSeconds);
-      if (query.parameters.length > 0) throw new Error("the claim's load is sent without parameters: write its values as literals");
-      return [workerContext(tx, tenantId), tx.unsafe<LoadedRow[]>(query.sql, [], { prepare: false })];
-    })
-  );
-  tenants.forEach(([, group], index) => {
-    const rows = new Map((results[index * 2 + 1] as LoadedRow[]).map((row) => [row.id, row]));
-    for (const job of group) {
-      const row = rows.get(job.deliveryId);
-      if (row) loaded.set(job, row);
-    }
-  });
+  if (unique.length === 0) return loaded;
+  const [rows] = await pipelinedTransaction(deps.sql, (tx) => [
+    // Never prepared: its text names the claim's deliveries, so it differs every time.
+    tx.unsafe<LoadedRow[]>(loadQuery(unique, deps.settings.attemptLeaseSeconds), [], { prepare: false }),
+  ]);
+  const found = new Map((rows as LoadedRow[]).map((row) => [`${row.tenant_id}/${row.id}`, row]));
+  for (const job of unique) {
+    const row = found.get(`${job.tenantId}/${job.deliveryId}`);
+    if (row) loaded.set(job, row);
+  }
   return loaded;
 }
 
-// A delivery with its event and subscription, read under RLS in their tenant, and the lease
-// on it: taken now (attempt_fresh) when it is pending and no other attempt holds it (none
-// started, or the last one started longer ago than a lease), or the other attempt's start.
-const loadQuery = (deliveryIds: readonly string[], leaseSeconds: number) => compileNow((db) =>
-  db.with("leased", (db) =>
-    db.updateTable("webhook_deliveries")
-      .set({ attempt_started_at: raw<string>`now()` })
-      .where(raw<boolean>`id in (${raw.raw(deliveryIds.map(uuidLiteral).join(", "))})`)
-      // Literals only: the statement goes with no parameters (compileNow, unsafe).
-      .where(raw<boolean>`status = 'pending'`)
-      .where(raw<boolean>`(attempt_started_at is null or attempt_started_at < now() - make_interval(secs => ${
-        raw.lit(Math.max(1, Math.floor(leaseSeconds)))
-      }))`)
-      .returning(["id", "attempt_started_at"])
-  )
-  .selectFrom("webhook_deliveries as d")
-    .innerJoin("webhook_events as e", (join) => join.onRef("e.tenant_id", "=", "d.tenant_id").onRef("e.id", "=", "d.event_id"))
-    .innerJoin("webhook_subscriptions as s", (join) =>
-      join.onRef("s.tenant_id", "=", "d.tenant_id").onRef("s.id", "=", "d.subscription_id"))
-    .leftJoin("leased", "leased.id", "d.id")
-    .select([
-      "d.id", "d.tenant_id", "d.status", "d.attempts", "d.subscription_id",
-      // The statement sees the row as it was before its own update: the lease it took is the update's.
-      raw<string | null>`coalesce(leased.attempt_started_at, d.attempt_started_at)`.as("attempt_started_at"),
-      raw<boolean>`leased.id is not null`.as("attempt_fresh"),
-      "e.id as event_id", "e.type", "e.data", "e.occurred_at",
-      "s.url", "s.enabled", "s.secret", "s.previous_secret", "s.previous_secret_expires_at", "s.failing_since",
-      // The latest next attempt among the same stay's earlier deliveries to the same
-      // subscription that have not ended (one without a next attempt counts as due now):
-      // this one waits until then. Null: none is pending.
-      raw<string | null>`(select max(coalesce(p.next_attempt_at, now())) from public.webhook_deliveries p
-        where p.tenant_id = d.tenant_id and p.subscription_id = d.subscription_id and p.reservation_id = d.reservation_id
-          and p.status = 'pending' and p.sequence < d.sequence)`.as("earlier_pending_until"),
-    ])
-    .where(raw<boolean>`d.id in (${raw.raw(deliveryIds.map(uuidLiteral).join(", "))})`)
-    .compile()
-);
+const loadQuery = (jobs: readonly TenantJob[], leaseSeconds: number) =>
+  `select * from private.load_webhook_claims(array[${jobs.map((job) => uuidLiteral(job.tenantId)).join(", ")}]::uuid[], ` +
+  `array[${jobs.map((job) => uuidLiteral(job.deliveryId)).join(", ")}]::uuid[], ${Math.max(1, Math.floor(leaseSeconds))})`;
 
-type LoadedRow = ReturnType<typeof loadQuery> extends CompiledQuery<infer Row> ? Row : never;
+type Row<Table extends keyof Database["public"]["Tables"]> = Database["public"]["Tables"][Table]["Row"];
+
+// A row of private.load_webhook_claims: the delivery's, its event's and its subscription's columns.
+type LoadedRow =
+  & Pick<Row<"webhook_deliveries">, "tenant_id" | "id" | "status" | "attempts" | "subscription_id" | "attempt_started_at">
+  & { attempt_fresh: boolean; event_id: string; earlier_pending_until: string | null }
+  & Pick<Row<"webhook_events">, "type" | "data" | "occurred_at">
+  & Pick<Row<"webhook_subscriptions">, "url" | "enabled" | "secret" | "previous_secret" | "previous_secret_expires_at" | "failing_since">;
 
 async function decide(deps: WebhookWorkerDependencies, job: TenantJob, loaded: LoadedRow | "duplicate" | undefined): Promise<Settled> {
   if (loaded === "duplicate") return { job, summary: "dropped", postponeSeconds: null };
