@@ -5,7 +5,8 @@
 #                   with (kept in .stack/stack.env), else 54320, Supabase's own ports.
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
 # mail +4, Auth +5, SMS +6, the push service double +7, the webhook receiver double +8,
-# the connection pooler +9, the functions from +10 on; the benchmark's own two api
+# the connection pooler +9, the functions from +10 on, the webhook receiver double's https
+# port +16; the benchmark's own two api
 # instances take +18 and +19 while it runs. +3, Supabase Studio's, serves the front-desk
 # example (examples/front-desk), a browser app on an origin of its own.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,6 +30,7 @@ PUSH_PORT=$((PMS_PORT_BASE + 7))
 WEBHOOK_RECEIVER_PORT=$((PMS_PORT_BASE + 8))
 POOLER_PORT=$((PMS_PORT_BASE + 9))
 FUNCTIONS_FIRST_PORT=$((PMS_PORT_BASE + 10))
+WEBHOOK_RECEIVER_TLS_PORT=$((PMS_PORT_BASE + 16))
 BENCH_FIRST_PORT=$((PMS_PORT_BASE + 18))
 DB_URL="postgresql://postgres:postgres@127.0.0.1:$DB_PORT/postgres"
 # PgBouncer in transaction mode in front of the same database: what the functions use.
@@ -39,5 +41,7 @@ MAIL_URL="http://127.0.0.1:$MAIL_PORT"
 SMS_URL="http://127.0.0.1:$SMS_PORT"
 PUSH_URL="http://127.0.0.1:$PUSH_PORT"
 WEBHOOK_RECEIVER_URL="http://127.0.0.1:$WEBHOOK_RECEIVER_PORT"
+# Its certificate, issued by the stack's own CA (.stack/tls), names localhost.
+WEBHOOK_RECEIVER_HTTPS_URL="https://localhost:$WEBHOOK_RECEIVER_TLS_PORT"
 FRONT_DESK_URL="http://127.0.0.1:$FRONT_DESK_PORT"
 unset ports_root

@@ -143,6 +143,7 @@ ensure_system_packages() {
   [ -f "/usr/share/postgresql/$PG_MAJOR/extension/pgtap.control" ] || missing+=("postgresql-$PG_MAJOR-pgtap")
   command -v pg_prove >/dev/null || missing+=(libtap-parser-sourcehandler-pgtap-perl)
   command -v curl >/dev/null || missing+=(curl)
+  command -v openssl >/dev/null || missing+=(openssl)
   [ -x "$NGINX" ] || missing+=(nginx)
   [ -x "$PGBOUNCER" ] || missing+=(pgbouncer)
   [ ${#missing[@]} -eq 0 ] && return
@@ -311,6 +312,7 @@ ensure_cluster() {
 # The port base and the URLs it gives are there too: the tests and the benchmarks reach
 # the stack through them, and scripts/ports.sh takes the base from there when unset.
 ENV_SETTINGS=(PMS_PORT_BASE API_URL DB_URL POOLER_PORT POOLER_URL AUTH_URL FUNCTION_PORTS MAIL_URL SMS_URL PUSH_URL WEBHOOK_RECEIVER_URL
+  WEBHOOK_RECEIVER_HTTPS_URL LOCAL_CA
   FRONT_DESK_URL CORS_ALLOWED_ORIGINS
   SMS_ACCOUNT_SID SMS_AUTH_TOKEN SMS_FROM_NUMBER SENDGRID_API_KEY NOTIFICATIONS_FROM_EMAIL
   NOTIFICATIONS_FROM_NAME NOTIFICATIONS_RETRY_BASE_SECONDS NOTIFICATIONS_RETRY_MAX_SECONDS
@@ -356,6 +358,34 @@ ensure_keys() {
 }
 
 load_keys() { set -a; . "$ENV_FILE"; set +a; }
+
+# The stack's own certificate authority, and the certificate it issued the webhook receiver
+# double for the name localhost, so that webhooks go to it over https as they go to a
+# tenant's endpoint; the functions trust the CA beside the runtime's roots (DENO_CERT). Made
+# once with openssl, and again when the receiver's certificate has less than a month left.
+TLS_DIR="$STATE/tls"
+LOCAL_CA="$TLS_DIR/ca.pem"
+ensure_local_ca() {
+  if [ -f "$TLS_DIR/receiver.pem" ] && openssl x509 -checkend 2592000 -noout -in "$TLS_DIR/receiver.pem" >/dev/null 2>&1; then
+    return
+  fi
+  say "making the stack's certificate authority and the webhook receiver's certificate"
+  mkdir -p "$TLS_DIR"
+  (
+    cd "$TLS_DIR"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+      -subj "/CN=PMS local stack CA" -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout ca.key -out ca.pem
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+      -keyout receiver.key -out receiver.csr
+    printf '%s\n' "basicConstraints=critical,CA:FALSE" "subjectAltName=DNS:localhost" \
+      "extendedKeyUsage=serverAuth" > receiver.ext
+    openssl x509 -req -in receiver.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 365 \
+      -extfile receiver.ext -out receiver.pem
+    rm -f receiver.csr receiver.ext ca.srl
+    chmod 600 ca.key receiver.key
+  ) >"$LOGS/tls.log" 2>&1 || { cat "$LOGS/tls.log" >&2; die "making the stack's certificates failed (log: $LOGS/tls.log)"; }
+}
 
 # Auth's environment, written to .stack/auth.env: Supabase Auth's own variables, with the
 # stack's URLs, database and keys, and the settings from supabase/config.toml's [auth]
@@ -594,6 +624,8 @@ function_names() {
 source_fingerprint() {
   (cd "$ROOT" && find src supabase/functions local deno.json -type f -print0 | sort -z | xargs -0 sha1sum) | sha1sum | cut -c1-40
   sha1sum "$EDGE_DENO" 2>/dev/null | cut -c1-40
+  # The receiver serves the stack's certificate, which the functions trust: new ones restart both.
+  cat "$TLS_DIR/ca.pem" "$TLS_DIR/receiver.pem" 2>/dev/null | sha1sum | cut -c1-40
 }
 
 # What every function runs with, as a hosted project's functions do: the platform's
@@ -605,7 +637,8 @@ source_fingerprint() {
 # loopback http, and WEBHOOKS_ALLOW_LOOPBACK_HTTP webhook subscriptions at the local
 # receiver; a hosted project sets neither (src/notifications/push.ts, src/webhook-delivery/endpoint.ts).
 # CORS_ALLOWED_ORIGINS names the browser origins the api function grants (src/http/cors.ts):
-# here the front-desk example's.
+# here the front-desk example's. DENO_CERT adds the stack's CA to the roots the functions
+# trust, for the receiver double's https (a hosted project's endpoints have public ones).
 function_env() {
   FUNCTION_ENV=(
     SUPABASE_URL="$API_URL" SUPABASE_DB_URL="$DB_URL"
@@ -624,6 +657,7 @@ function_env() {
     NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS="$NOTIFICATIONS_UNCONFIRMED_WAIT_SECONDS"
     NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS="$NOTIFICATIONS_UNCONFIRMED_RECHECK_SECONDS"
     CORS_ALLOWED_ORIGINS="$CORS_ALLOWED_ORIGINS"
+    DENO_CERT="$LOCAL_CA"
   )
 }
 
@@ -656,8 +690,9 @@ ensure_http_processes() {
       "$ROOT/local/push-capture/main.ts" --port "$PUSH_PORT"
   fi
   if ! pid_alive webhook-receiver; then
-    start_process webhook-receiver "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 \
-      "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT"
+    start_process webhook-receiver "${deno_env[@]}" -- "$DENO" run --quiet --allow-net=127.0.0.1 --allow-read="$TLS_DIR" \
+      "$ROOT/local/webhook-receiver/main.ts" --port "$WEBHOOK_RECEIVER_PORT" \
+      --tls-port "$WEBHOOK_RECEIVER_TLS_PORT" --cert "$TLS_DIR/receiver.pem" --key "$TLS_DIR/receiver.key"
   fi
   local route name port
   cache_function_dependencies
@@ -770,7 +805,8 @@ $auth_settings
 Mail capture URL: $MAIL_URL (posts signed events to $API_URL/functions/v1/api/v1/webhooks/sendgrid)
  SMS capture URL: $SMS_URL (account $SMS_ACCOUNT_SID, from $SMS_FROM_NUMBER)
 Push capture URL: $PUSH_URL (endpoints $PUSH_URL/push/<token>; VAPID subject $VAPID_SUBJECT)
-Webhook receiver: $WEBHOOK_RECEIVER_URL (endpoints $WEBHOOK_RECEIVER_URL/hooks/<name>)
+Webhook receiver: $WEBHOOK_RECEIVER_URL (endpoints $WEBHOOK_RECEIVER_URL/hooks/<name>, and over https
+                  $WEBHOOK_RECEIVER_HTTPS_URL/hooks/<name>, its certificate from the stack's CA $LOCAL_CA)
       Front desk: $FRONT_DESK_URL (examples/front-desk; the api function grants CORS to $CORS_ALLOWED_ORIGINS)
       JWT secret: $JWT_SECRET
         anon key: $ANON_KEY
@@ -799,6 +835,7 @@ up() {
   ensure_pgmq_extension
   ensure_cluster
   FUNCTION_PORTS=$(function_ports)
+  ensure_local_ca
   ensure_keys
   load_keys
   ensure_auth

@@ -11,7 +11,8 @@
 //                                     order, then 204 again
 //   GET    /_capture/requests         every webhook received, oldest first; ?name= those of one endpoint
 //   DELETE /_capture                  forget everything: requests, scripts and secrets
-// Run with --port.
+// Run with --port; with --tls-port, --cert and --key (PEM files) it also takes webhooks over
+// https on that port, as a tenant's endpoint does (its control routes stay on the first).
 //
 // A test reads a subscription's secret from the API when it creates or rotates one,
 // registers it here, and points the subscription at http://127.0.0.1:{port}/hooks/{name}
@@ -48,6 +49,8 @@ export type ReceivedWebhook = {
   refusal: string | null;
   // The status it was answered with (after a scripted delay, when the sender still waited).
   status: number;
+  // It came over TLS (the https port).
+  tls: boolean;
 };
 
 const flags = readFlags(Deno.args);
@@ -85,13 +88,13 @@ function verification(name: string, body: string, headers: Record<string, string
   return verifiedWith.length > 0 ? { verified: true, verifiedWith, refusal: null } : { verified: false, verifiedWith, refusal };
 }
 
-async function receive(request: Request, name: string): Promise<Response> {
+async function receive(request: Request, name: string, tls: boolean): Promise<Response> {
   const receivedAt = new Date().toISOString();
   const body = await request.text();
   const headers = Object.fromEntries(request.headers);
   const checked = verification(name, body, headers);
   const record = (status: number) =>
-    received.push({ receivedAt, name, query: new URL(request.url).search, headers, body, json: parsedJson(body), ...checked, status });
+    received.push({ receivedAt, name, query: new URL(request.url).search, headers, body, json: parsedJson(body), ...checked, status, tls });
 
   if (checked.verified === false) {
     record(401);
@@ -152,11 +155,23 @@ function control(request: Request): Response | Promise<Response> | null {
   }
 }
 
-Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, loggingCalls((request) => {
-  const hook = HOOK_PATH.exec(new URL(request.url).pathname);
-  if (hook) {
-    if (request.method === "POST") return receive(request, hook[1]!);
-    return json(405, { message: "a webhook endpoint takes POST" }, { allow: "POST" });
-  }
-  return control(request) ?? json(404, { message: "no such resource" });
-}));
+function hook(request: Request, tls: boolean): Response | Promise<Response> | null {
+  const path = HOOK_PATH.exec(new URL(request.url).pathname);
+  if (!path) return null;
+  if (request.method === "POST") return receive(request, path[1]!, tls);
+  return json(405, { message: "a webhook endpoint takes POST" }, { allow: "POST" });
+}
+
+Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, loggingCalls((request) =>
+  hook(request, false) ?? control(request) ?? json(404, { message: "no such resource" })
+));
+
+if (flags.has("tls-port")) {
+  Deno.serve({
+    hostname: "127.0.0.1",
+    port: Number(requireFlag(flags, "tls-port")),
+    cert: Deno.readTextFileSync(requireFlag(flags, "cert")),
+    key: Deno.readTextFileSync(requireFlag(flags, "key")),
+    onListen: () => {},
+  }, loggingCalls((request) => hook(request, true) ?? json(404, { message: "webhooks only: the control routes are on the http port" })));
+}

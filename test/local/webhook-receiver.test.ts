@@ -15,7 +15,11 @@ const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 const event = (id: string) => ({ id, type: "reservation.created", data: { reservation: { id: "r1", guestName: "Zoë 🏨" } } });
 
 // A webhook as the worker sends it: signed with `secrets`, posted with the stack's policy.
-async function deliver(url: string, secrets: string[], options: { body?: string; at?: Date; timeoutMs?: number } = {}) {
+async function deliver(
+  url: string,
+  secrets: string[],
+  options: { body?: string; at?: Date; timeoutMs?: number; trustedCertificates?: string[] } = {},
+) {
   const id = `msg_${crypto.randomUUID()}`;
   const body = options.body ?? JSON.stringify(event(id));
   const headers = signWebhook(id, options.at ?? new Date(), body, secrets);
@@ -25,6 +29,7 @@ async function deliver(url: string, secrets: string[], options: { body?: string;
     body,
     policy: { allowLoopbackHttp: stack.webhooksAllowLoopbackEndpoints },
     timeoutMs: options.timeoutMs ?? 5000,
+    ...(options.trustedCertificates ? { trustedCertificates: options.trustedCertificates } : {}),
   });
   return { id, body, headers, result };
 }
@@ -44,7 +49,7 @@ Deno.test("webhook receiver: a webhook signed with the registered secret is veri
   assert.deepEqual(more, []);
   assert.deepEqual({ ...received!, receivedAt: "", headers: {} }, {
     receivedAt: "", name, query: "?tenant=t1", headers: {}, body, json: JSON.parse(body),
-    verified: true, verifiedWith: [secret], refusal: null, status: 204,
+    verified: true, verifiedWith: [secret], refusal: null, status: 204, tls: false,
   });
   assert.ok(Math.abs(Date.parse(received!.receivedAt) - Date.now()) < 60_000);
   assert.equal(received!.headers["webhook-id"], id);
@@ -52,6 +57,23 @@ Deno.test("webhook receiver: a webhook signed with the registered secret is veri
   assert.equal(received!.headers["webhook-signature"], headers["webhook-signature"]);
   assert.equal(received!.headers["content-type"], "application/json");
   assert.equal(received!.headers["user-agent"], "pms-webhooks/1");
+});
+
+Deno.test("webhook receiver: over https, with a certificate for localhost from the stack's CA, it receives the same; by another name TLS fails", async () => {
+  const { name, url } = webhookReceiver.endpoint(undefined, { https: true });
+  assert.match(url, /^https:\/\/localhost:\d+\/hooks\//);
+  const secret = newSecret();
+  await webhookReceiver.register(name, [secret]);
+  const ca = await Deno.readTextFile(stack.localCa);
+  const { result } = await deliver(url, [secret], { trustedCertificates: [ca] });
+  assert.equal(statusOf(result), 204);
+  const [received] = await webhookReceiver.requests(name);
+  assert.deepEqual([received!.tls, received!.verified], [true, true]);
+
+  // Its address instead of its name: the certificate does not name it.
+  const byAddress = url.replace("https://localhost:", "https://127.0.0.1:");
+  assert.equal(statusOf((await deliver(byAddress, [secret], { trustedCertificates: [ca] })).result), "network-error: tls-failure");
+  assert.equal((await webhookReceiver.requests(name)).length, 1);
 });
 
 Deno.test("webhook receiver: during a rotation's overlap a receiver with either secret, or both, verifies; one with neither refuses", async () => {

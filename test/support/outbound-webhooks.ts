@@ -46,9 +46,10 @@ export async function dueNow(sql: postgres.Sql): Promise<void> {
   await sql`select pgmq.set_vt('webhooks', msg_id, 0) from pgmq.q_webhooks where vt > clock_timestamp()`;
 }
 
-// A subscription to a fresh endpoint of the receiver, its secret registered there.
-export async function subscribeReceiver(api: Client, fields: Record<string, unknown> = {}) {
-  const endpoint = webhookReceiver.endpoint();
+// A subscription to a fresh endpoint of the receiver (over https with `https`), its secret
+// registered there.
+export async function subscribeReceiver(api: Client, fields: Record<string, unknown> = {}, { https = false } = {}) {
+  const endpoint = webhookReceiver.endpoint(undefined, { https });
   const response = await api.post("/webhook-subscriptions", { url: endpoint.url, ...fields });
   const created = await expectStatus<WithSecret>("POST", "/v1/webhook-subscriptions", response, 201);
   await webhookReceiver.register(endpoint.name, [created.secret]);

@@ -93,6 +93,14 @@ export const stack = {
   get webhookReceiverUrl() {
     return setting("WEBHOOK_RECEIVER_URL");
   },
+  // The same double over https: {webhookReceiverHttpsUrl}/hooks/{name}, its certificate for
+  // localhost issued by the stack's CA (localCa, a PEM file), which the functions trust.
+  get webhookReceiverHttpsUrl() {
+    return setting("WEBHOOK_RECEIVER_HTTPS_URL");
+  },
+  get localCa() {
+    return setting("LOCAL_CA");
+  },
   // The front-desk example (examples/front-desk), served on an origin of its own.
   get frontDeskUrl() {
     return setting("FRONT_DESK_URL");

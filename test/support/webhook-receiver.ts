@@ -20,8 +20,8 @@ async function call(method: string, path: string, body: unknown, status: number)
 export const webhookReceiver = {
   // An endpoint on the double; any name is one. A fresh name each call without one, so
   // tests never share an endpoint.
-  endpoint(name: string = `hook-${crypto.randomUUID()}`): { name: string; url: string } {
-    return { name, url: `${stack.webhookReceiverUrl}/hooks/${name}` };
+  endpoint(name: string = `hook-${crypto.randomUUID()}`, { https = false } = {}): { name: string; url: string } {
+    return { name, url: `${https ? stack.webhookReceiverHttpsUrl : stack.webhookReceiverUrl}/hooks/${name}` };
   },
   // The secrets the endpoint's webhooks are verified with from now on ([] forgets them).
   register: async (name: string, secrets: string[]) => void await call("PUT", `/_capture/endpoints/${name}`, { secrets }, 204),

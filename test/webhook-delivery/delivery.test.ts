@@ -8,6 +8,7 @@ import { client, expectStatus, representation, type Schemas, withFixture } from 
 import { createStay, stepReservation } from "../support/domain.ts";
 import { drainQueue } from "../support/notifications.ts";
 import { drainWebhooks, dueNow, runWebhookWorker, subscribeReceiver, webhookSummary } from "../support/outbound-webhooks.ts";
+import { stack } from "../support/stack.ts";
 import { webhookReceiver as receiver } from "../support/webhook-receiver.ts";
 import { webhookEventSchema } from "../../src/webhook-subscriptions/events.ts";
 import type { deliveredEventTypes } from "../../src/webhook-subscriptions/schema.ts";
@@ -280,4 +281,33 @@ Deno.test("two jobs for one delivery in two runs at once: one attempt in flight,
     const [lease] = await sql<{ held: boolean }[]>`
       select attempt_started_at is not null as held from public.webhook_deliveries where id = ${test.deliveryId}`;
     assert.equal(lease!.held, false, "the lease was given back");
+  }));
+
+Deno.test("over https under the local Edge Runtime: the post reaches the receiver over TLS, signed, its certificate checked for the URL's name", () =>
+  withFixture(async ({ sql, tenant }) => {
+    const t = await tenant("hooks-tls");
+    const subscription = await subscribeReceiver(t.ownerClient, {}, { https: true });
+    await drainWebhooks(sql);
+    const postTest = async () =>
+      await expectStatus<{ deliveryId: string }>("POST", "/v1/webhook-subscriptions/{id}/test",
+        await t.ownerClient.post(`/webhook-subscriptions/${subscription.id}/test`, {}), 202);
+
+    const first = await postTest();
+    assert.deepEqual(await drainWebhooks(sql), webhookSummary({ read: 1, succeeded: 1 }));
+    const [got, ...more] = await receiver.requests(subscription.endpoint);
+    assert.deepEqual(more, []);
+    assert.equal(got!.tls, true, "over TLS");
+    assert.equal(got!.verified, true, "signed as the reference verifier accepts");
+    assert.equal(got!.headers["webhook-id"], (await deliveryOf(t.ownerClient, first.deliveryId)).eventId);
+    assert.equal(got!.headers.host, new URL(stack.webhookReceiverHttpsUrl).host, "the URL's name is the Host");
+
+    // The same server by its address: its certificate names localhost alone, so TLS fails
+    // and nothing is posted; the attempt says why.
+    const byAddress = `https://127.0.0.1:${new URL(stack.webhookReceiverHttpsUrl).port}/hooks/${subscription.endpoint}`;
+    await sql`update public.webhook_subscriptions set url = ${byAddress} where id = ${subscription.id}`;
+    const second = await postTest();
+    assert.deepEqual(await runWebhookWorker(), webhookSummary({ read: 1, retrying: 1 }));
+    const [attempt] = (await deliveryOf(t.ownerClient, second.deliveryId)).attemptLog;
+    assert.match(attempt!.error ?? "", /certificate|tls|handshake/i, JSON.stringify(attempt));
+    assert.equal((await receiver.requests(subscription.endpoint)).length, 1, "nothing more reached the receiver");
   }));
