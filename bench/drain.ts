@@ -34,3 +34,39 @@ export async function drainByCalls<Summary extends { read: number }>(
   }
   return { total, workerRuns, drainSeconds: (lastWork - started) / 1000 };
 }
+
+// What the local Edge Runtime saw of a worker function's runs (local/edge-runtime/main.ts's
+// /_edge-runtime/stats), and its CPU limits: the runs' CPU time, the worst run's, and the
+// workers it retired and killed.
+export type RuntimeUse = {
+  runs: number;
+  cpuMs: number;
+  worstRunCpuMs: number;
+  retired: number;
+  killed: number;
+  cpuSoftMs: number;
+  cpuHardMs: number;
+};
+
+export async function forgetRuntimeUse(port: number): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${port}/_edge-runtime/stats`, { method: "DELETE" });
+  await response.body?.cancel();
+  assert.equal(response.status, 204, "the local Edge Runtime forgets what it counted");
+}
+
+export async function runtimeUse(port: number): Promise<RuntimeUse> {
+  const stats = await (await fetch(`http://127.0.0.1:${port}/_edge-runtime/stats`)).json() as {
+    requests: number; retired: number; ended: Record<string, number>; requestCpuMs: number; worstRequestCpuMs: number;
+  };
+  const limits = await (await fetch(`http://127.0.0.1:${port}/_edge-runtime/limits`)).json() as { cpuSoftMs: number; cpuHardMs: number };
+  const { EarlyDrop: _retiredAndDone, ...kills } = stats.ended;
+  return {
+    runs: stats.requests,
+    cpuMs: stats.requestCpuMs,
+    worstRunCpuMs: stats.worstRequestCpuMs,
+    retired: stats.retired,
+    killed: Object.values(kills).reduce((sum, count) => sum + count, 0),
+    cpuSoftMs: limits.cpuSoftMs,
+    cpuHardMs: limits.cpuHardMs,
+  };
+}

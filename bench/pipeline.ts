@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { RunSummary } from "../src/notifications/worker.ts";
-import { callWorkerFunction, drainByCalls } from "./drain.ts";
+import { callWorkerFunction, drainByCalls, forgetRuntimeUse, type RuntimeUse, runtimeUse } from "./drain.ts";
 import { benchStaff, tenantId } from "./fixtures.ts";
 
 export type PipelineContext = {
@@ -17,6 +17,8 @@ export type PipelineContext = {
   mailUrl: string;
   smsUrl: string;
   serviceRoleKey: string;
+  // Where the function's local Edge Runtime answers for itself (stack.functionPorts).
+  runtimePort: number;
   sql: postgres.Sql;
   tenants: { first: number; count: number };
   // Check-ins per tenant; each makes NOTIFICATIONS_PER_CHECK_IN notifications.
@@ -35,7 +37,10 @@ export type PipelineResult = {
   drainSeconds: number;
   workerRuns: number;
   notificationsPerSecond: number;
-  // Not sent, or not delivered exactly once on its channel, or a worker call that failed.
+  // The drain's runs as the local Edge Runtime counted them.
+  runtime: RuntimeUse;
+  // Not sent, or not delivered exactly once on its channel, a worker call that failed, or a
+  // worker the runtime killed.
   errors: number;
   pgmqCeiling: { messages: number; seconds: number; messagesPerSecond: number };
 };
@@ -153,9 +158,12 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
   assert.equal(stays.length, checkIns, `${checkIns} check-ins made ${checkIns} events`);
 
+  await forgetRuntimeUse(context.runtimePort);
   const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
-    { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0 } as RunSummary);
+    { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0 } as RunSummary);
+  const runtime = await runtimeUse(context.runtimePort);
   context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
+  context.log(`  runtime: ${JSON.stringify(runtime)}`);
   assert.equal(total.events, checkIns, "every event was made into its notifications");
   const ids = await sql<{ id: string }[]>`
     select id::text from public.notifications
@@ -180,7 +188,8 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
   }
   context.log(`  delivered: ${delivered} of ${expected} (${JSON.stringify(byChannel)})`);
   assert.deepEqual(byChannel, { email: checkIns, sms: checkIns, in_app: checkIns * benchStaff.length }, "each check-in reached every channel");
-  const errors = (expected - delivered) + total.failed + total.retried + total.dropped;
+  const errors = (expected - delivered) + total.failed + total.retried + total.dropped + total.unconfirmed + total.postponed +
+    runtime.killed;
   for (const url of [context.mailUrl, context.smsUrl]) await clearCapture(url);
 
   return {
@@ -191,6 +200,7 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
     drainSeconds,
     workerRuns,
     notificationsPerSecond: expected / drainSeconds,
+    runtime,
     errors,
     pgmqCeiling: await pgmqCeiling(context, expected),
   };

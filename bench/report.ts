@@ -11,6 +11,7 @@ import type { SqlLoadResult } from "./pgbench.ts";
 import type { Pauses } from "./pauses.ts";
 import type { PipelineResult } from "./pipeline.ts";
 import type { WebhooksResult } from "./webhooks.ts";
+import type { RuntimeUse } from "./drain.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
 import type { WriteResults } from "./writes.ts";
 import type { LoadResult } from "./wrk.ts";
@@ -82,6 +83,9 @@ export type Report = RunInfo & {
     // 1 - check-ins/s with the trigger over check-ins/s without it.
     triggerCost?: number;
     pipelineShareOfPgmqCeiling?: number;
+    // The worst run's CPU time over the local Edge Runtime's headroom between its soft CPU
+    // limit (a worker is retired) and its hard one (killed), per worker function drained.
+    runCpuShareOfHeadroom?: { notifications?: number; webhooks?: number };
     // 1 - the external read's SQL tx/s with the rate limiter over those without, per concurrency.
     limiterCost?: number[];
     // The large tenant's mean latency over the read tenant's, per count asked for and route, at 32 connections.
@@ -110,6 +114,13 @@ function oneTenantMeanMs(scale: ScaleReads, route: ReadRoute, i: number): number
   return (scale.oneTenantBefore[route][i]!.meanMs + scale.oneTenantAfter[route][i]!.meanMs) / 2;
 }
 
+// A drain's runs as the local Edge Runtime counted them.
+function runtimeLine(use: RuntimeUse): string {
+  return `Under the local Edge Runtime: ${use.runs} runs, ${fixed(use.cpuMs)} ms of CPU in all, the worst run ${fixed(use.worstRunCpuMs)} ms ` +
+    `against ${fixed(use.cpuHardMs - use.cpuSoftMs)} ms between the soft and hard limits; workers retired at the soft limit: ${use.retired}, ` +
+    `killed: ${use.killed}.`;
+}
+
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
   const { reads, directAndPooled, scale, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } = measurements;
   const ratios: Report["ratios"] = {};
@@ -126,6 +137,13 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   }
   if (writes) ratios.triggerCost = 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond;
   if (pipeline) ratios.pipelineShareOfPgmqCeiling = pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond;
+  const headroomShare = (use: RuntimeUse) => use.worstRunCpuMs / (use.cpuHardMs - use.cpuSoftMs);
+  if (pipeline || webhooks) {
+    ratios.runCpuShareOfHeadroom = {
+      ...(pipeline ? { notifications: headroomShare(pipeline.runtime) } : {}),
+      ...(webhooks ? { webhooks: headroomShare(webhooks.runtime) } : {}),
+    };
+  }
   if (limiter) {
     ratios.limiterCost = LIMITER_CONCURRENCIES.map((_, i) =>
       1 - limiter.sqlWith[i]!.transactionsPerSecond / limiter.sqlWithout[i]!.transactionsPerSecond
@@ -161,6 +179,13 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   if (pipeline && ratios.pipelineShareOfPgmqCeiling !== undefined) {
     const share = ratios.pipelineShareOfPgmqCeiling;
     targets.push({ name: "Notification pipeline, share of pgmq's ceiling in the same run", measured: share * 100, unit: "%", goal: "≥ 25 %", met: share >= 0.25 });
+  }
+  if (ratios.runCpuShareOfHeadroom) {
+    const share = worst(Object.values(ratios.runCpuShareOfHeadroom), "max");
+    targets.push({
+      name: "Worker runs under the Edge Runtime's limits: the worst run's CPU over the headroom between the soft and hard limits (worse worker)",
+      measured: share * 100, unit: "%", goal: "≤ 75 %", met: share <= 0.75,
+    });
   }
   if (ratios.scale) {
     const scaleAt32 = worst(routes.map((route) => ratios.scale![route][AT_32]!), "max");
@@ -330,7 +355,7 @@ export function markdown(report: Report): string {
         `${fixed(pipeline.byChannel.sms)} SMS, ${fixed(pipeline.byChannel.in_app)} in-app), enqueued in ${fixed(pipeline.enqueueSeconds, 2)} s, ` +
         `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
         `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
-        `the pipeline runs at ${percent(ratios.pipelineShareOfPgmqCeiling)} of it.`,
+        `the pipeline runs at ${percent(ratios.pipelineShareOfPgmqCeiling)} of it. ${runtimeLine(pipeline.runtime)}`,
     );
   }
   if (webhooks) {
@@ -339,7 +364,8 @@ export function markdown(report: Report): string {
       `**Outbound webhooks**: ${fixed(webhooks.deliveries)} signed deliveries to 100 tenants' endpoints on the local receiver, ` +
         `enqueued in ${fixed(webhooks.enqueueSeconds, 2)} s, drained by the webhooks worker in ${fixed(webhooks.drainSeconds, 2)} s ` +
         `(${webhooks.workerRuns} calls): **${fixed(webhooks.deliveriesPerSecond)} /s**, errors ${webhooks.errors}` +
-        (pipeline ? `; ${percent(webhooks.deliveriesPerSecond / pipeline.notificationsPerSecond)} of the notification pipeline's rate.` : "."),
+        (pipeline ? `; ${percent(webhooks.deliveriesPerSecond / pipeline.notificationsPerSecond)} of the notification pipeline's rate.` : ".") +
+        ` ${runtimeLine(webhooks.runtime)}`,
     );
   }
   if (limiter && ratios.limiterCost) {

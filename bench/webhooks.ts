@@ -7,13 +7,15 @@
 // secret registered), so the number is the worker's.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { callWorkerFunction, drainByCalls } from "./drain.ts";
+import { callWorkerFunction, drainByCalls, forgetRuntimeUse, type RuntimeUse, runtimeUse } from "./drain.ts";
 import { tenantId } from "./fixtures.ts";
 
 export type WebhooksContext = {
   origin: string;
   receiverUrl: string;
   serviceRoleKey: string;
+  // Where the function's local Edge Runtime answers for itself (stack.functionPorts).
+  runtimePort: number;
   sql: postgres.Sql;
   tenants: { first: number; count: number };
   eventsPerTenant: number;
@@ -26,11 +28,16 @@ export type WebhooksResult = {
   drainSeconds: number;
   workerRuns: number;
   deliveriesPerSecond: number;
-  // Not succeeded, or not received exactly once, or a worker call that failed.
+  // The drain's runs as the local Edge Runtime counted them.
+  runtime: RuntimeUse;
+  // Not succeeded, or not received exactly once, a worker call that failed, or a worker the
+  // runtime killed.
   errors: number;
 };
 
-type Summary = { read: number; succeeded: number; retrying: number; failed: number; cancelled: number; waiting: number; dropped: number };
+type Summary = {
+  read: number; succeeded: number; retrying: number; failed: number; cancelled: number; waiting: number; inFlight: number; dropped: number;
+};
 
 
 const callWorker = (context: WebhooksContext) =>
@@ -71,9 +78,12 @@ export async function webhooks(context: WebhooksContext): Promise<WebhooksResult
   const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
   assert.equal(events.length, expected, `${expected} events emitted`);
 
+  await forgetRuntimeUse(context.runtimePort);
   const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
-    { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, dropped: 0 } as Summary);
+    { read: 0, succeeded: 0, retrying: 0, failed: 0, cancelled: 0, waiting: 0, inFlight: 0, dropped: 0 } as Summary);
+  const runtime = await runtimeUse(context.runtimePort);
   context.log(`  webhooks worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
+  context.log(`  runtime: ${JSON.stringify(runtime)}`);
 
   const [outcome] = await sql<{ succeeded: number }[]>`
     select count(*) filter (where status = 'succeeded')::int as succeeded
@@ -86,9 +96,10 @@ export async function webhooks(context: WebhooksContext): Promise<WebhooksResult
     if (id) perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
   }
   const receivedOnce = events.filter((row) => perEvent.get(row.id) === 1).length;
-  const errors = (expected - (outcome?.succeeded ?? 0)) + (expected - receivedOnce) + total.failed + total.retrying + total.dropped;
+  const errors = (expected - (outcome?.succeeded ?? 0)) + (expected - receivedOnce) + total.failed + total.retrying + total.dropped +
+    total.inFlight + runtime.killed;
   await clearReceiver(context.receiverUrl);
   await sql`delete from public.webhook_subscriptions where tenant_id = any (${tenantIds}::uuid[])`;
 
-  return { deliveries: expected, enqueueSeconds, drainSeconds, workerRuns, deliveriesPerSecond: expected / drainSeconds, errors };
+  return { deliveries: expected, enqueueSeconds, drainSeconds, workerRuns, deliveriesPerSecond: expected / drainSeconds, runtime, errors };
 }

@@ -100,6 +100,18 @@ function rssKb(pid: number): number | null {
   }
 }
 
+// What the workers did since the runtime started or was last asked to forget: requests
+// answered, workers retired and ended by reason, and the CPU time the function's requests
+// took (a worker's JavaScript thread's while the request was in flight; requests side by
+// side each count the time they shared).
+const stats = {
+  requests: 0,
+  retired: 0,
+  ended: { CPUTime: 0, Memory: 0, WallClockTime: 0, EarlyDrop: 0, Crash: 0 } as Record<Reason, number>,
+  requestCpuMs: 0,
+  worstRequestCpuMs: 0,
+};
+
 let active: Worker | null = null;
 // A worker booted ahead, promoted when the active one retires: a Deno process takes far
 // longer to start than the runtime takes to start an isolate from a bundle, and without
@@ -166,6 +178,7 @@ async function booted(worker: Worker): Promise<boolean> {
 function end(worker: Worker, reason: Reason, message: string) {
   if (worker.ended !== null) return;
   worker.ended = reason;
+  stats.ended[reason]++;
   if (active === worker) active = null;
   log(reason === "EarlyDrop" ? "info" : "error", message, {
     reason, cpuTimeMs: Math.round(((cpuNs(worker.process.pid) ?? worker.cpuBaseNs) - worker.cpuBaseNs) / 1e6),
@@ -183,6 +196,7 @@ function end(worker: Worker, reason: Reason, message: string) {
 function retire(worker: Worker, message: string) {
   if (worker.retired || worker.ended !== null) return;
   worker.retired = true;
+  stats.retired++;
   if (active === worker) active = null;
   log("error", message, { reason: "retired", inFlight: worker.inFlight });
   dropIfIdle(worker);
@@ -291,8 +305,16 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // The runtime's own routes, on its loopback port only (the gateway reaches a function as
 // /<name>/...): the workers as they stand, and limits a test may lower for a while.
 //   GET  /_edge-runtime/workers   [{id, pid, state, inFlight, cpuTimeMs, memoryMb}]
-//   PUT  /_edge-runtime/limits    {cpuSoftMs?, cpuHardMs?, memoryMb?, wallClockMs?, idleTimeoutMs?}: the limits after
+//   GET  /_edge-runtime/limits    the limits: {cpuSoftMs, cpuHardMs, memoryMb, wallClockMs, idleTimeoutMs}
+//   PUT  /_edge-runtime/limits    any of them changed: the limits after
+//   GET  /_edge-runtime/stats     what the workers did (stats above); DELETE forgets it
 async function control(request: Request, path: string): Promise<Response> {
+  if (path === "/_edge-runtime/stats" && request.method === "GET") return Response.json(stats);
+  if (path === "/_edge-runtime/stats" && request.method === "DELETE") {
+    Object.assign(stats, { requests: 0, retired: 0, requestCpuMs: 0, worstRequestCpuMs: 0 });
+    for (const reason of Object.keys(stats.ended) as Reason[]) stats.ended[reason] = 0;
+    return new Response(null, { status: 204 });
+  }
   if (path === "/_edge-runtime/workers" && request.method === "GET") {
     return Response.json([...workers].map((worker) => ({
       id: worker.id,
@@ -303,6 +325,7 @@ async function control(request: Request, path: string): Promise<Response> {
       memoryMb: Math.round(worker.memoryMb),
     })));
   }
+  if (path === "/_edge-runtime/limits" && request.method === "GET") return Response.json(limits);
   if (path === "/_edge-runtime/limits" && request.method === "PUT") {
     const changes = await request.json().catch(() => null) as Partial<typeof limits> | null;
     for (const [name, value] of Object.entries(changes ?? {})) {
@@ -329,7 +352,15 @@ async function handle(request: Request): Promise<Response> {
   const controller = new AbortController();
   worker.inFlight++;
   worker.requests.add(controller);
+  const cpuAtStart = cpuNs(worker.process.pid);
   const release = () => {
+    const cpuAtEnd = cpuNs(worker.process.pid);
+    if (cpuAtStart !== null && cpuAtEnd !== null) {
+      const cpuMs = (cpuAtEnd - cpuAtStart) / 1e6;
+      stats.requestCpuMs += cpuMs;
+      stats.worstRequestCpuMs = Math.max(stats.worstRequestCpuMs, cpuMs);
+    }
+    stats.requests++;
     worker.requests.delete(controller);
     worker.inFlight--;
     dropIfIdle(worker);

@@ -3,10 +3,17 @@ import type { Sql } from "./pool.ts";
 
 // How a queue worker (notifications, webhooks) takes its pgmq queue in a run.
 export type ClaimSettings = {
-  // Jobs one run takes at most.
+  // Jobs one run takes at most: the run's CPU budget. The Edge Runtime retires a worker
+  // past 1 s of CPU and kills it at 2 s, over the worker's life, so a run that starts just
+  // short of the soft limit has 1 s before it is killed; a run cannot read its own CPU time
+  // there (the runtime implements neither process.cpuUsage nor the event loop's
+  // utilization), so it counts jobs, and the benchmark measures what a run of this many
+  // costs under the local runtime's limits (docs/benchmarks.md).
   batchSize: number;
   // A run claims nothing more once this long has passed since it began: the schedule
-  // calls every 10 seconds, and a backlog is drained by the runs in turn, not by one.
+  // calls every 10 seconds, and a backlog is drained by the runs in turn, not by one. With
+  // what a claim may take after it (the sends' start window and the providers' timeout),
+  // well inside the runtime's wall clock, whose half retires a worker.
   runBudgetMs: number;
   // Jobs claimed together and worked on at once. A claim's provider calls run side by
   // side, so a claim takes about as long as its slowest job, and a run of several

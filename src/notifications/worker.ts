@@ -54,9 +54,9 @@ export type WorkerSettings = ClaimSettings & {
 };
 
 export const defaultWorkerSettings: WorkerSettings = {
-  batchSize: 5000,
+  batchSize: 1000,
   runBudgetMs: 8000,
-  claimSize: 100,
+  claimSize: 300,
   claimsInFlight: 2,
   visibilityTimeoutSeconds: 60,
   followPollMs: 250,

@@ -29,7 +29,7 @@ export type WebhookWorkerSettings = ClaimSettings & {
 };
 
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
-  batchSize: 5000,
+  batchSize: 1000,
   runBudgetMs: 8000,
   claimSize: 50,
   claimsInFlight: 2,
