@@ -3,7 +3,7 @@
 // function (supabase/functions/bench-ceiling) with a body of the same size.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import type { AccessClaims } from "../src/auth/access-token.ts";
+import type { AccessClaims } from "../src/http/request-scope.ts";
 import { findReservation, listReservations } from "../src/reservations/queries.ts";
 import { listReservationsQuery } from "../src/reservations/schema.ts";
 import { contextStatement } from "../src/tenancy/request-scope.ts";

@@ -4,20 +4,6 @@ export function requireEnv(name: string): string {
   return value;
 }
 
-// One JSON object a line, on standard error for problems and standard output for the
-// rest: what the platform keeps as the function's logs. Never a secret in `fields`.
-export const jsonLogger = {
-  info(message: string, fields: Record<string, unknown> = {}) {
-    console.log(JSON.stringify({ level: "info", message, ...fields }));
-  },
-  error(message: string, fields: Record<string, unknown> = {}) {
-    console.error(JSON.stringify({ level: "error", message, ...fields }));
-  },
-  warn(message: string, fields: Record<string, unknown> = {}) {
-    console.warn(JSON.stringify({ level: "warn", message, ...fields }));
-  },
-};
-
 // The api function's URL as a provider calls it, without a trailing slash. On a hosted
 // project and behind the local gateway alike that is the project URL's functions path;
 // API_PUBLIC_URL says otherwise (a custom domain in front of the project). The function

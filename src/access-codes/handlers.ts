@@ -5,7 +5,7 @@ import { listResponse, locationOf, pageFor, representation, written } from "../h
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import { findReservation } from "../reservations/queries.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { findAccessCode, insertAccessCode, listAccessCodes, revokeAccessCode } from "./queries.ts";
 import { accessCode, accessCodeParams, createAccessCodeBody } from "./schema.ts";
 

@@ -4,7 +4,7 @@ import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import { locationOf } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { findApiKey, insertApiKey, listApiKeys, revokeApiKey } from "./queries.ts";
 import { apiKey, createApiKeyBody, issuedApiKey, listApiKeysQuery } from "./schema.ts";
 import { issueKey } from "./secret.ts";

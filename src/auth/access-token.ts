@@ -13,18 +13,8 @@ import {
   jwtVerify,
 } from "jose";
 import { HttpError, unauthorized } from "../http/problem.ts";
-import type { Logger } from "../http/router.ts";
-
-// The claims of a Supabase Auth access token the API relies on.
-export type AccessClaims = {
-  sub: string;
-  session_id: string;
-  role: string;
-  exp: number;
-  aud: string | string[];
-  email?: string;
-  [claim: string]: unknown;
-};
+import type { AccessClaims } from "../http/request-scope.ts";
+import type { Logger } from "../logging/logger.ts";
 
 export type AccessTokenVerifier = (token: string) => Promise<AccessClaims>;
 

@@ -5,7 +5,7 @@ import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
 import { sessionEndpoint } from "../http/session-endpoints.ts";
 import { myTenants } from "../tenancy/queries.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { IdentityError, type IdentityProvider, IdentityUnavailable } from "./identity-provider.ts";
 import { me, refreshBody, session, signInBody, signUpBody, signUpResult } from "./schema.ts";
 

@@ -14,7 +14,7 @@
 // because a connection that closed with a write pending never recovers in postgres.js.
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from "kysely";
 import type postgres from "postgres";
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 import type { RenewablePool, Sql } from "./pool.ts";
 
 // postgres.js's own codes for a connection that is gone, and the socket's.

@@ -1,7 +1,9 @@
 import { type RawBuilder, type SelectQueryBuilder, sql, type StringReference } from "kysely";
 import { z } from "zod";
-import type { Pagination } from "../http/respond.ts";
 import type { DB } from "./database.ts";
+
+// `total` is null under Prefer: count=none; `hasMore` says whether a page follows this one.
+export type Pagination = { limit: number; offset: number; total: number | null; hasMore: boolean };
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;

@@ -10,7 +10,7 @@ import {
   parseParams,
   parseQuery,
 } from "../http/endpoint.ts";
-import { httpErrorFromDatabase } from "../db/errors.ts";
+import { httpErrorFromDatabase } from "../http/database-refusals.ts";
 import { clientAddress } from "../http/client-address.ts";
 import { HttpError } from "../http/problem.ts";
 import { idempotencyKeyOf, once, requestHash } from "./idempotency.ts";

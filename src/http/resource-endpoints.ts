@@ -1,10 +1,10 @@
 import type { Transaction } from "kysely";
 import type { z } from "zod";
 import type { DB } from "../db/database.ts";
-import { deleteRefusal } from "../db/errors.ts";
+import { deleteRefusal } from "./database-refusals.ts";
 import type { Listed, Page } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "./request-scope.ts";
 import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { noContent } from "./json.ts";
 import { conditionalUpdate, listResponse, locationOf, pageFor, representation, written } from "./respond.ts";

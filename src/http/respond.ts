@@ -62,9 +62,6 @@ function assertIfMatch(request: Request, current: unknown): void {
   }
 }
 
-// `total` is null under Prefer: count=none; `hasMore` says whether a page follows this one.
-export type Pagination = { limit: number; offset: number; total: number | null; hasMore: boolean };
-
 // The page a list request asks for: its limit and offset (from its query), the count it
 // prefers (Prefer: count=..., none stated is exact) and the scope an estimate is made in.
 export function pageFor(request: Request, query: { limit: number; offset: number }, scope?: Scope): Page {

@@ -1,4 +1,5 @@
-import { httpErrorFromDatabase } from "../db/errors.ts";
+import { httpErrorFromDatabase } from "./database-refusals.ts";
+import type { Logger } from "../logging/logger.ts";
 import { type CorsPolicy, grantedOrigin, isPreflight, preflightHeaders, withCorsGrant } from "./cors.ts";
 import { HttpError, problemResponse } from "./problem.ts";
 
@@ -8,11 +9,6 @@ export type Handler = (request: Request, params: Params) => Promise<Response> | 
 export type Route = { method: string; path: string; handler: Handler };
 
 type CompiledRoute = Route & { segments: string[]; parameterCount: number };
-
-export type Logger = {
-  error(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-};
 
 function parameterName(segment: string): string | null {
   return segment.startsWith("{") && segment.endsWith("}") ? segment.slice(1, -1) : null;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ESTIMATED_EXACT_UP_TO } from "../db/pagination.ts";
+import { MAX_AMOUNT } from "../money/limits.ts";
 
 // Shapes many resources share, named once so the OpenAPI document names them once.
 export const id = z.uuid();
@@ -50,15 +51,6 @@ export const isoCurrencies = [
   "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
 ] as const;
 export const currency = z.enum(isoCurrencies, { error: "An ISO 4217 currency code in capitals, like EUR." }).meta({ description: "An ISO 4217 currency code in capitals, like EUR." });
-// Amounts are bigint minor units in Postgres, and clients read them as numbers, exact only up
-// to 2^53 - 1. A single amount (a total, a payment, a payment link) is at most MAX_AMOUNT,
-// 10^12 (ten billion in a currency of cents); a nightly price at most MAX_NIGHTLY_PRICE, so
-// 365 nights of it stay within 10^12; and the payments of one reservation add up to at most
-// MAX_AMOUNT, so its balance lies within -10^12 and 10^12. The database holds the same
-// (supabase/migrations/20261124000100_amount_maxima.sql).
-export const MAX_AMOUNT = 1_000_000_000_000;
-// The most a rate plan charges for a night, in minor units: 365 nights of it stay within MAX_AMOUNT.
-export const MAX_NIGHTLY_PRICE = 1_000_000_000;
 export const minorUnits = z.number().int().min(-MAX_AMOUNT).max(MAX_AMOUNT)
   .meta({ description: "An amount in the currency's minor units (cents)." });
 export const countryCode = z.string().regex(/^[A-Z]{2}$/, "An ISO 3166-1 alpha-2 code in capitals, like PT.");

@@ -2,7 +2,7 @@
 // outside any tenant (sessionEndpoint) or inside the one the request names (tenantEndpoint).
 import type { z } from "zod";
 import type { Reads } from "../db/reads.ts";
-import type { RequestScope, Session, TenantRole } from "../tenancy/request-scope.ts";
+import type { RequestScope, Session, TenantRole } from "./request-scope.ts";
 import {
   type Docs,
   type Endpoint,

@@ -3,7 +3,7 @@ import { timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { isDatabaseUnavailable, poisonsPool } from "../db/connection-loss.ts";
 import type { RenewablePool, Sql } from "../db/pool.ts";
-import type { RunMode } from "../db/queue-claims.ts";
+import type { RunMode } from "../queue/claims.ts";
 import { json, readJson } from "./json.ts";
 import { HttpError, problemResponse, unauthorized } from "./problem.ts";
 

@@ -4,7 +4,7 @@ import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.
 import { written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { countUnread, listInboxMessages, markAllRead, markRead } from "./queries.ts";
 import { inboxMarkedRead, inboxMessage, inboxUnreadCount, listInboxQuery } from "./schema.ts";
 

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { transactionInTwoSteps } from "../db/connection-loss.ts";
 import type { Sql } from "../db/pool.ts";
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 import { renderCheckInAlert, type StaffAlert } from "./staff-text.ts";
 
 // Where the reservation and access-code triggers put their domain events.

@@ -3,7 +3,7 @@ import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.
 import { listResponse, pageFor, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { findNotificationWithEvents, listNotifications, listPreferences, upsertPreference } from "./queries.ts";
 import {
   listNotificationsQuery,

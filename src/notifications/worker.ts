@@ -10,7 +10,7 @@ import type { Database } from "../db/database.types.ts";
 import { uuidLiteral } from "../db/worker-context.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { expandEvents } from "./expansion.ts";
-import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../queue/claims.ts";
 import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import { type ChannelAdapter, type Delivery, type EmailAdapter, withSendsInFlight } from "./delivery.ts";
@@ -29,7 +29,7 @@ import {
 import { renderSms } from "./sms-text.ts";
 import { type NightlySummaryData, nightlySummaryValues } from "./summary.ts";
 import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebhookDisabledNotice } from "./staff-text.ts";
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 
 export const QUEUE = "notifications";
 

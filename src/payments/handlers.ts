@@ -5,7 +5,7 @@ import { locationOf, written } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import { findReservation } from "../reservations/queries.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import {
   cancelPaymentLink,
   findPayment,

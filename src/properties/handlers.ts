@@ -1,6 +1,6 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { deleteProperty, findProperty, insertProperty, listProperties, lockProperty, updateProperty } from "./queries.ts";
 import { createPropertyBody, listPropertiesQuery, property, updatePropertyBody } from "./schema.ts";
 

@@ -5,7 +5,7 @@ import { HttpError } from "../http/problem.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import { locationOf, written } from "../http/respond.ts";
 import { sessionEndpoint, tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { deletePushSubscription, findPushSubscription, listPushSubscriptions, registerPushSubscription } from "./queries.ts";
 import { endpointRefusal, pushPublicKey, pushSubscription, pushSubscriptionBody, userAgentOf } from "./schema.ts";
 import type { PushSettings } from "./settings.ts";

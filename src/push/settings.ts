@@ -1,4 +1,4 @@
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 import { isP256PublicKey, withoutPadding } from "./keys.ts";
 
 export type PushSettings = {

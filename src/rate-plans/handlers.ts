@@ -1,6 +1,6 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { deleteRatePlan, findRatePlan, insertRatePlan, listRatePlans, lockRatePlan, updateRatePlan } from "./queries.ts";
 import { createRatePlanBody, listRatePlansQuery, ratePlan, updateRatePlanBody } from "./schema.ts";
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, domainRule, id, MAX_NIGHTLY_PRICE, minorUnits, patchOf, queryBoolean, text, timestamp } from "../http/schemas.ts";
+import { currency, domainRule, id, minorUnits, patchOf, queryBoolean, text, timestamp } from "../http/schemas.ts";
+import { MAX_NIGHTLY_PRICE } from "../money/limits.ts";
 
 export const cancellationPolicies = ["flexible", "moderate", "strict", "non_refundable"] as const;
 

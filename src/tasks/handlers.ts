@@ -3,7 +3,7 @@ import { changedResponses, resourceEndpoints } from "../http/resource-endpoints.
 import { conditionalUpdate } from "../http/respond.ts";
 import { idParams } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { deleteTask, findTask, insertTask, listTasks, lockTask, updateTask } from "./queries.ts";
 import { changeTaskStatusBody, createTaskBody, listTasksQuery, task, updateTaskBody } from "./schema.ts";
 

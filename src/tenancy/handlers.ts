@@ -18,7 +18,7 @@ import {
   removeMember,
   updateTenant,
 } from "./queries.ts";
-import type { RequestScope } from "./request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import {
   addMemberBody,
   changeMemberBody,

@@ -5,7 +5,7 @@ import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
 import { type Listed, type Page, pageAhead, pageWithTotal } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
-import type { TenantRole } from "./request-scope.ts";
+import type { TenantRole } from "../http/request-scope.ts";
 import type { updateTenantBody } from "./schema.ts";
 
 const columns = camelSelection(["id", "name", "sender_email", "sender_name", "payment_page_base_url", "created_at", "updated_at"]);

@@ -1,35 +1,12 @@
 import { type Kysely, sql, type Transaction } from "kysely";
-import { type AccessClaims, type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
+import { type AccessTokenVerifier, bearerToken } from "../auth/access-token.ts";
 import { compileOnce } from "../db/compile-once.ts";
 import type { DB } from "../db/database.ts";
 import type { Database } from "../db/database.types.ts";
 import { eachStatementAfter, runPrelude } from "../db/pipelined-transactions.ts";
 import type { Reads } from "../db/reads.ts";
 import { unauthorized } from "../http/problem.ts";
-
-export type TenantRole = Database["public"]["Enums"]["tenant_role"];
-
-export type Credentials = { claims: AccessClaims; accessToken: string };
-
-// `db` is the request's transaction, or for a read, its statements (see Reads).
-export type Session<Db extends Reads = Transaction<DB>> = Credentials & { userId: string; db: Db };
-
-export type RequestScope = {
-  // Checks the token's signature and expiry; no database work. Asynchronous because the
-  // signing keys may have to be fetched from Supabase Auth first.
-  authenticate(request: Request): Promise<Credentials>;
-  // One transaction: the RLS context, the session check, the membership, then `work`.
-  run<T>(credentials: Credentials, tenantId: string | null, work: (session: Session, role: TenantRole | null) => Promise<T>): Promise<T>;
-  // The same for a read, one round trip per statement: each of the read's statements runs
-  // in a transaction of its own after the context, all sent at once, and `authorize`
-  // judges the role before anything the read found is answered. So `work` gets Reads.
-  read<T>(
-    credentials: Credentials,
-    tenantId: string,
-    work: (session: Session<Reads>) => Promise<T>,
-    authorize: (role: TenantRole | null) => void,
-  ): Promise<T>;
-};
+import type { AccessClaims, Credentials, RequestScope, Session, TenantRole } from "../http/request-scope.ts";
 
 type Context = { active: boolean; role: TenantRole | null };
 

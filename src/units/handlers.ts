@@ -1,6 +1,6 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { deleteUnit, findUnit, insertUnit, listUnits, lockUnit, updateUnit } from "./queries.ts";
 import { createUnitBody, listUnitsQuery, unit, updateUnitBody } from "./schema.ts";
 

@@ -7,10 +7,10 @@
 import { z } from "zod";
 import type { Database } from "../db/database.types.ts";
 import { pipelinedTransaction } from "../db/connection-loss.ts";
-import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../db/queue-claims.ts";
+import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../queue/claims.ts";
 import type { Sql } from "../db/pool.ts";
 import { uuidLiteral } from "../db/worker-context.ts";
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 import { webhookBody } from "./payload.ts";
 import { retryAfterSeconds, retryDelaySeconds } from "./schedule.ts";
 

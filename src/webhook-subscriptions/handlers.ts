@@ -5,7 +5,7 @@ import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import { conditionalUpdate, listResponse, locationOf, pageFor, representation } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
-import type { RequestScope } from "../tenancy/request-scope.ts";
+import type { RequestScope } from "../http/request-scope.ts";
 import { checkEndpointUrl, type WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
 import {
   deleteWebhookSubscription,

@@ -25,7 +25,7 @@ import type { DB } from "../db/database.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { fieldErrors, json, readBytes } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
-import type { Logger } from "../http/router.ts";
+import type { Logger } from "../logging/logger.ts";
 import type { DeliveryEvent, Reading } from "./events.ts";
 import { type Provider, recordDeliveryEvents } from "./record.ts";
 import { readSendGridEvent } from "./sendgrid.ts";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { type CountMode, type Page, pageOnly } from "../../src/db/pagination.ts";
 import type { Reads } from "../../src/db/reads.ts";
 import { resourceEndpoints } from "../../src/http/resource-endpoints.ts";
-import type { RequestScope } from "../../src/tenancy/request-scope.ts";
+import type { RequestScope } from "../../src/http/request-scope.ts";
 import { recordingScope, type Way, wayOf } from "../support/recording-scope.ts";
 
 const thing = z.object({ id: z.string() });

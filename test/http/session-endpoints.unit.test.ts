@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { json } from "../../src/http/json.ts";
 import type { Method } from "../../src/http/endpoint.ts";
 import { sessionEndpoint, tenantEndpoint } from "../../src/http/session-endpoints.ts";
-import type { RequestScope } from "../../src/tenancy/request-scope.ts";
+import type { RequestScope } from "../../src/http/request-scope.ts";
 import { recordingScope, wayOf } from "../support/recording-scope.ts";
 
 const doc = { path: "/v1/things", operationId: "things", tag: "Things", summary: "Things.", success: [] };

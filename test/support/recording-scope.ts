@@ -4,7 +4,7 @@
 import type { Transaction } from "kysely";
 import type { DB } from "../../src/db/database.ts";
 import type { Reads } from "../../src/db/reads.ts";
-import type { Credentials, RequestScope, TenantRole } from "../../src/tenancy/request-scope.ts";
+import type { Credentials, RequestScope, TenantRole } from "../../src/http/request-scope.ts";
 
 export type Way = "read" | "run";
 

@@ -2,7 +2,7 @@
 // admin API creates the account (as an operator would with the service_role key), and
 // a password sign-in at Auth gives the session whose access token the tests send.
 import postgres from "postgres";
-import type { AccessClaims } from "../../src/auth/access-token.ts";
+import type { AccessClaims } from "../../src/http/request-scope.ts";
 import { stack } from "./stack.ts";
 
 export type TestUser = {

@@ -1,7 +1,8 @@
 import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
-import { apiPublicUrl, jsonLogger, requireEnv } from "../../../src/env.ts";
+import { apiPublicUrl, requireEnv } from "../../../src/env.ts";
+import { jsonLogger } from "../../../src/logging/logger.ts";
 import { createSendGridAdapter } from "../../../src/notifications/sendgrid.ts";
 import { createPushSender, endpointPolicyFromEnv, vapidSettingsFromEnv } from "../../../src/notifications/push.ts";
 import { createSmsAdapter } from "../../../src/notifications/sms.ts";

@@ -1,7 +1,8 @@
 import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-loss.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createPool, renewablePool } from "../../../src/db/pool.ts";
-import { jsonLogger, requireEnv } from "../../../src/env.ts";
+import { requireEnv } from "../../../src/env.ts";
+import { jsonLogger } from "../../../src/logging/logger.ts";
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 import {
   connectionsForOneRun,

@@ -1,5 +1,5 @@
 -- Every constraint is named in the migrations, and the names say what they hold. A
--- column's own check is <table>_<column>_check, the name src/db/errors.ts turns into
+-- column's own check is <table>_<column>_check, the name src/http/database-refusals.ts turns into
 -- the field a client sent; a check across columns is named for its rule, and the API
 -- finds some of those by name. Left to Postgres, a check across columns would be
 -- <table>_check, <table>_check1, ... by position, which says nothing and moves when

@@ -1,10 +1,10 @@
-// What the database's refusals become for a client (src/db/errors.ts), against the
+// What the database's refusals become for a client (src/http/database-refusals.ts), against the
 // constraints the migrations actually make: every name the table of messages knows
 // exists, and real violations of a column's check, a named rule with a message and
 // one without come back as the sentences a client reads.
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { httpErrorFromDatabase, rules } from "../../src/db/errors.ts";
+import { httpErrorFromDatabase, rules } from "../../src/http/database-refusals.ts";
 import { stack } from "../support/stack.ts";
 
 Deno.test("every rule the error table names is a constraint the database has or a rule its functions raise", async () => {

@@ -1,6 +1,6 @@
-import { type FieldError, HttpError, type ProblemKind } from "../http/problem.ts";
-import { MAX_AMOUNT, MAX_NIGHTLY_PRICE } from "../http/schemas.ts";
-import { isDatabaseUnavailable } from "./connection-loss.ts";
+import { isDatabaseUnavailable } from "../db/connection-loss.ts";
+import { MAX_AMOUNT, MAX_NIGHTLY_PRICE } from "../money/limits.ts";
+import { type FieldError, HttpError, type ProblemKind } from "./problem.ts";
 
 // What a refused statement means to a client. The database enforces the rules and names
 // the one that refused: a constraint's own name, or, for a rule a trigger or function

@@ -1,7 +1,7 @@
 // The mapping from a refused statement to a problem: by the rule the database names,
 // never by the English of its message. Pure: no database, no stack.
 import assert from "node:assert/strict";
-import { deleteRefusal, httpErrorFromDatabase, rules } from "../../src/db/errors.ts";
+import { deleteRefusal, httpErrorFromDatabase, rules } from "../../src/http/database-refusals.ts";
 import { problemResponse, problemTypes } from "../../src/http/problem.ts";
 
 const root = new URL("../../", import.meta.url);

@@ -1,5 +1,5 @@
-import type { Logger } from "../http/router.ts";
-import type { Sql } from "./pool.ts";
+import type { Logger } from "../logging/logger.ts";
+import type { Sql } from "../db/pool.ts";
 
 // How a queue worker (notifications, webhooks) takes its pgmq queue in a run.
 export type ClaimSettings = {
