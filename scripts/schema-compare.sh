@@ -15,6 +15,13 @@
 #       (through `db push`, as above) against its supabase/schemas, the files that
 #       supabase/config.toml's [db.migrations] schema_paths lists, applied with psql in
 #       that order in one transaction. REF is a git ref; without it, the working tree.
+#   scripts/schema-compare.sh --schemas --sql [REF]
+#       the same two databases, but instead of comparing them it prints what the Supabase
+#       CLI's `supabase db diff --from <chain's database> --to <schema files' database>`
+#       prints: the statements that take a database of the chain to the schema files'
+#       state, the draft of the migration for a change made in the schema files (nothing
+#       when the two agree). It writes no data: what a schema diff does not capture
+#       (roles, role settings, queues, schedules) is for the author to add.
 #
 # What is compared, from each cluster:
 #   - `pg_dump --schema-only` of the whole database: every schema the project touches
@@ -46,11 +53,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/stack.sh
 . "$ROOT/scripts/stack.sh"
 
-usage() { echo "usage: $0 OLD_REF [NEW_REF] | $0 --schemas [REF]" >&2; exit 2; }
+usage() { echo "usage: $0 OLD_REF [NEW_REF] | $0 --schemas [--sql] [REF]" >&2; exit 2; }
 MODE=chains
+SQL=
 if [ "${1:-}" = --schemas ]; then
   MODE=schemas
   shift
+  if [ "${1:-}" = --sql ]; then SQL=1; shift; fi
   [ $# -le 1 ] || usage
   OLD_REF=${1:-}
   NEW_REF=${1:-}
@@ -176,7 +185,8 @@ select format('setting: database %s role %s: %s;', coalesce(d.datname, '*'), coa
 from pg_db_role_setting s left join pg_database d on d.oid = s.setdatabase left join pg_roles r on r.oid = s.setrole;
 SQL
   } >"$dir/schema.sql"
-  as_pg "$PGBIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+  # --sql diffs the two databases live; cleanup stops them.
+  [ -n "$SQL" ] || as_pg "$PGBIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null
 }
 
 # One statement per line, sorted. Dollar-quoted bodies stay inside their statement;
@@ -232,6 +242,15 @@ else
   build_and_dump old "$WORK/old" "$OLD_PORT" migrations
   compare_say "new: $NEW_NAME ($(ls "$WORK"/new/supabase/migrations/*.sql | wc -l) migrations) on port $NEW_PORT"
   build_and_dump new "$WORK/new" "$NEW_PORT" migrations
+fi
+
+if [ -n "$SQL" ]; then
+  compare_say "the statements from $OLD_NAME to $NEW_NAME, as supabase db diff writes them:"
+  (cd "$WORK" && "$SUPABASE_CLI" db diff \
+    --from "postgresql://postgres:postgres@127.0.0.1:$OLD_PORT/postgres?sslmode=disable" \
+    --to "postgresql://postgres:postgres@127.0.0.1:$NEW_PORT/postgres?sslmode=disable") 2>"$WORK/db-diff.log" \
+    || { cat "$WORK/db-diff.log" >&2; echo "supabase db diff failed" >&2; exit 2; }
+  exit 0
 fi
 
 normalise "$WORK/old/schema.sql" >"$WORK/old.sorted"
