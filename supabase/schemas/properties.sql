@@ -1,0 +1,159 @@
+-- Properties, their rentable units and the rate plans that price their stays.
+-- Owners and admins set them up; everyone in the tenant reads them.
+create table public.properties (
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint properties_tenant_id_fkey references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  name text not null constraint properties_name_check check (length(btrim(name)) between 1 and 200),
+  timezone text not null constraint properties_timezone_check check (private.is_iana_timezone(timezone)),
+  currency text not null constraint properties_currency_check check (private.is_iso_currency(currency)),
+  address_line1 text constraint properties_address_line1_check check (length(address_line1) <= 200),
+  address_line2 text constraint properties_address_line2_check check (length(address_line2) <= 200),
+  city text constraint properties_city_check check (length(city) <= 100),
+  region text constraint properties_region_check check (length(region) <= 100),
+  postal_code text constraint properties_postal_code_check check (length(postal_code) <= 20),
+  country_code text constraint properties_country_code_check check (country_code ~ '^[A-Z]{2}$'),
+  email text constraint properties_email_check check (email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  phone text constraint properties_phone_check check (phone ~ '^\+[1-9][0-9]{6,14}$'),
+  check_in_time time not null default '15:00',
+  check_out_time time not null default '11:00',
+  status text not null default 'active' constraint properties_status_check check (status in ('active', 'archived')),
+  created_by uuid default auth.uid()
+    constraint properties_created_by_fkey references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  constraint properties_pkey primary key (tenant_id, id),
+  constraint properties_tenant_id_name_key unique (tenant_id, name)
+);
+
+create table public.units (
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint units_tenant_id_fkey references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  property_id uuid not null,
+  name text not null constraint units_name_check check (length(btrim(name)) between 1 and 100),
+  type text not null default 'room'
+    constraint units_type_check check (type in ('room', 'suite', 'apartment', 'house', 'dorm_bed', 'other')),
+  capacity integer not null default 2 constraint units_capacity_check check (capacity between 1 and 100),
+  floor text constraint units_floor_check check (length(floor) <= 20),
+  status text not null default 'active'
+    constraint units_status_check check (status in ('active', 'out_of_service', 'archived')),
+  created_by uuid default auth.uid() constraint units_created_by_fkey references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  constraint units_pkey primary key (tenant_id, id),
+  -- Lets reservations and tasks require that their unit is in their property.
+  constraint units_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
+  constraint units_tenant_id_property_id_name_key unique (tenant_id, property_id, name),
+  constraint units_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+);
+
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.properties
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.properties
+  for each row execute function private.touch_updated_at();
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.units
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.units
+  for each row execute function private.touch_updated_at();
+
+alter table public.properties enable row level security;
+alter table public.units enable row level security;
+revoke all on public.properties, public.units from anon;
+
+create policy "members read properties" on public.properties
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create properties" on public.properties
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update properties" on public.properties
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete properties" on public.properties
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+create policy "members read units" on public.units
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create units" on public.units
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update units" on public.units
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete units" on public.units
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+-- What a stay costs at a property. Owners and admins price; everyone reads.
+create table public.rate_plans (
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint rate_plans_tenant_id_fkey references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  property_id uuid not null,
+  name text not null constraint rate_plans_name_check check (length(btrim(name)) between 1 and 200),
+  code text not null constraint rate_plans_code_check check (code ~ '^[A-Z0-9][A-Z0-9_-]{0,31}$'),
+  currency text not null constraint rate_plans_currency_check check (private.is_iso_currency(currency)),
+  -- At most 10^9 minor units, so that a stay's default total (the price times at most 365
+  -- nights) stays far within the maximum of an amount (reservations.sql says why there is one).
+  nightly_price bigint not null constraint rate_plans_nightly_price_check check (nightly_price >= 0)
+    constraint rate_plans_nightly_price_within_maximum check (nightly_price <= 1000000000),
+  min_stay integer not null default 1 constraint rate_plans_min_stay_check check (min_stay between 1 and 365),
+  max_stay integer constraint rate_plans_max_stay_check check (max_stay between 1 and 365),
+  cancellation_policy text not null default 'flexible'
+    constraint rate_plans_cancellation_policy_check
+      check (cancellation_policy in ('flexible', 'moderate', 'strict', 'non_refundable')),
+  -- Free cancellation until this many hours before check-in; null with non_refundable.
+  free_cancellation_hours integer
+    constraint rate_plans_free_cancellation_hours_check check (free_cancellation_hours between 0 and 8760),
+  active boolean not null default true,
+  created_by uuid default auth.uid()
+    constraint rate_plans_created_by_fkey references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  constraint rate_plans_pkey primary key (tenant_id, id),
+  -- Lets a reservation require a rate plan of its property in its own currency.
+  constraint rate_plans_tenant_id_property_id_id_currency_key unique (tenant_id, property_id, id, currency),
+  constraint rate_plans_tenant_id_property_id_code_key unique (tenant_id, property_id, code),
+  constraint rate_plans_max_stay_not_below_min_stay check (max_stay is null or max_stay >= min_stay),
+  constraint rate_plans_non_refundable_without_free_cancellation
+    check (cancellation_policy <> 'non_refundable' or free_cancellation_hours is null),
+  constraint rate_plans_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+);
+
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.rate_plans
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.rate_plans
+  for each row execute function private.touch_updated_at();
+
+alter table public.rate_plans enable row level security;
+revoke all on public.rate_plans from anon;
+
+create policy "members read rate plans" on public.rate_plans
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create rate plans" on public.rate_plans
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update rate plans" on public.rate_plans
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete rate plans" on public.rate_plans
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
