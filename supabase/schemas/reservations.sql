@@ -13,8 +13,8 @@
 --   most 10^12: a payment that would take it further is refused, whoever records it. So
 --   the balance (total_amount - amount_paid) lies within -10^12 and 10^12.
 -- 10^12 minor units is ten billion in a currency of cents. The API's schemas
--- (src/http/schemas.ts: MAX_AMOUNT, MAX_NIGHTLY_PRICE) take exactly the same, and
--- src/db/errors.ts answers each rule as a 422 naming the field a client sent.
+-- (src/money/limits.ts: MAX_AMOUNT, MAX_NIGHTLY_PRICE) take exactly the same, and
+-- src/http/database-refusals.ts answers each rule as a 422 naming the field a client sent.
 create table public.reservations (
   tenant_id uuid not null default private.request_tenant_id()
     constraint reservations_tenant_id_fkey references public.tenants (id) on delete cascade,
