@@ -3,6 +3,7 @@ import { clientAddress } from "../http/client-address.ts";
 import { type Endpoint, parseInput, publicEndpoint } from "../http/endpoint.ts";
 import { json, noContent } from "../http/json.ts";
 import { HttpError, unauthorized } from "../http/problem.ts";
+import { locationOf } from "../http/respond.ts";
 import { sessionEndpoint } from "../http/session-endpoints.ts";
 import { myTenants } from "../tenancy/queries.ts";
 import type { RequestScope } from "../http/request-scope.ts";
@@ -83,8 +84,14 @@ export function authEndpoints(deps: { identity: IdentityProvider; scope: Request
         429: RATE_LIMITED,
         503: AUTH_UNAVAILABLE,
       },
-      success: [{ status: 201, description: "Registered; `session` is null until the email is confirmed.", schema: signUpResult }],
-    }, async ({ body, request }) => json(201, await identityCall(() => identity.signUp(body, { address: clientAddress(request) })))),
+      success: [{
+        status: 201, description: "Registered; `session` is null until the email is confirmed. Location names /v1/me, " +
+          "the account as its session reads it.", schema: signUpResult, headers: ["Location"],
+      }],
+    }, async ({ body, request }) =>
+      json(201, await identityCall(() => identity.signUp(body, { address: clientAddress(request) })), {
+        location: locationOf(request, "me"),
+      })),
 
     publicEndpoint({
       method: "POST", path: "/v1/auth/sign-in", operationId: "signIn", tag,

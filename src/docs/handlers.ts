@@ -39,7 +39,9 @@ export function docsEndpoints(endpoints: Endpoint[], renderer: ReferenceRenderer
       version: "1.0.0",
       description: "Properties, rate plans, guests, reservations, payments, tasks and access codes, per tenant. " +
         "Errors are RFC 9457 problem documents. Lists answer {data, pagination: {limit, offset, total}}. " +
-        "Writes answer without a body unless Prefer: return=representation.\n\n" + problemTypesTable(),
+        "A create answers 201 with Location and the new resource's id (the resource under Prefer: " +
+        "return=representation); a change answers 204 without a body (200 with the resource under the same " +
+        "preference). Each error response lists its problem types in x-problem-types.\n\n" + problemTypesTable(),
     }, outboundWebhooks));
   let script: Promise<{ body: Uint8Array<ArrayBuffer>; etag: string }> | undefined;
   const loadScript = () =>

@@ -1,9 +1,10 @@
 import type { z } from "zod";
 import type { Endpoint } from "../http/endpoint.ts";
 import { HttpError } from "../http/problem.ts";
-import { listResponse, pageFor, representation, wantsRepresentation } from "../http/respond.ts";
+import { createdResponses } from "../http/resource-endpoints.ts";
+import { listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
-import { findPaymentByReference, insertPayment } from "../payments/queries.ts";
+import { findPayment, findPaymentByReference, insertPayment } from "../payments/queries.ts";
 import { payment } from "../payments/schema.ts";
 import { findReservation, listReservations } from "../reservations/queries.ts";
 import { reservation } from "../reservations/schema.ts";
@@ -16,11 +17,12 @@ const tag = "External";
 
 type Payment = NonNullable<Awaited<ReturnType<typeof findPaymentByReference>>>;
 
-// An empty body by default, as docs/contract.md promises for this route; the payment itself when asked for.
+// 201 with Location, and an empty body by default, as docs/contract.md promises for this
+// route; the payment itself when asked for. A retry answers as the first request did.
 function recorded(request: Request, row: Payment, replayed: boolean): Response {
-  const headers: Record<string, string> = replayed ? { [REPLAYED_HEADER]: "true" } : {};
-  if (!wantsRepresentation(request)) return new Response(null, { status: 204, headers });
-  return representation(row, 201, { "preference-applied": "return=representation", ...headers });
+  const response = written(request, row, { created: { location: locationOf(request, `external/payments/${row.id}`), emptyByDefault: true } });
+  if (replayed) response.headers.set(REPLAYED_HEADER, "true");
+  return response;
 }
 
 // What differs between a recorded payment and a retry that names the same reference.
@@ -57,14 +59,23 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
     }),
 
     integrationEndpoint(scope, {
+      method: "GET", path: "/v1/external/payments/{id}", operationId: "getExternalPayment", tag,
+      summary: "Read a payment on one of the key's property's reservations: the one a recorded payment's Location names.",
+      params: idParams, resource: "payment",
+      success: [{ status: 200, description: "The payment.", schema: payment, headers: ["ETag"] }],
+    }, async ({ db, params, missing }) => {
+      const found = await findPayment(db, params.id);
+      if (!found) throw missing();
+      return representation(found);
+    }),
+
+    integrationEndpoint(scope, {
       method: "POST", path: "/v1/external/reservations/{id}/payments", operationId: "recordExternalPayment", tag,
       summary: "Record a payment on a reservation of the key's property; its balance follows. " +
         "The same externalReference again returns the first payment and records nothing.",
       params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, problems: ["external-reference-reused", "lifecycle-transition-refused", "unprocessable"],
-      success: [
-        { status: 204, description: "Recorded (or recorded before, with Idempotent-Replayed: true)." },
-        { status: 201, description: "Recorded, with Prefer: return=representation.", schema: payment, headers: ["ETag"] },
-      ],
+      success: createdResponses(payment, "Recorded (or recorded before, with Idempotent-Replayed: true).", { emptyByDefault: true }),
+      resourceAt: { path: "/v1/external/payments/{id}" },
     }, async ({ db, params, body, request, missing }) => {
       const row = await insertPayment(db, params.id, body, "external", { strict: true });
       if (row) return recorded(request, row, false);

@@ -26,6 +26,11 @@ export type SuccessDoc = {
   schema?: z.ZodType;
   contentType?: string;
   headers?: ("ETag" | "Location")[];
+  // The body under Prefer: return=representation, of an answer whose body is otherwise
+  // empty. Kept out of `schema`, so that a generated client reads the empty body it gets
+  // by default instead of failing to parse it; the document carries it as
+  // x-prefer-representation.
+  representation?: z.ZodType;
 };
 
 // Everything the OpenAPI document says of an endpoint; the same schemas validate requests.

@@ -266,6 +266,9 @@ export function buildOpenApi(
         ...(success.schema
           ? { content: { [success.contentType ?? "application/json"]: { schema: schemaOf(success.schema, "output", components) } } }
           : {}),
+        ...(success.representation
+          ? { "x-prefer-representation": { "application/json": { schema: schemaOf(success.representation, "output", components) } } }
+          : {}),
       };
     }
     for (const [status, kinds] of byStatus(problemKinds(endpoint))) {
@@ -276,16 +279,18 @@ export function buildOpenApi(
         ...(integration && !kinds.some((kind) => beforeTheKey.has(kind)) ? rateLimitHeaders : {}),
       };
       responses[String(status)] = {
-        description: endpoint.errorDescriptions?.[status] ??
-          (integration ? integrationErrorText[status] : undefined) ??
-          errorText[status] ?? "Error.",
+        description: `${
+          endpoint.errorDescriptions?.[status] ??
+            (integration ? integrationErrorText[status] : undefined) ??
+            errorText[status] ?? "Error."
+        } Problem types: ${kinds.map((kind) => `\`${problemTypeUri(kind)}\``).join(", ")}.`,
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
-        // The types this route answers with this status, narrowed from the document's list.
-        content: {
-          "application/problem+json": {
-            schema: { allOf: [problemRef, { type: "object", properties: { type: { enum: kinds.map(problemTypeUri) } } }] },
-          },
-        },
+        // The problem types this route answers with this status. Each response's body is
+        // the one Problem schema, which every generator types; the list narrows `type` in
+        // x-problem-types, not by an allOf of Problem and an enum, which generators cannot
+        // combine and then drop the response.
+        "x-problem-types": kinds.map(problemTypeUri),
+        content: { "application/problem+json": { schema: problemRef } },
       };
     }
     const operation: Record<string, unknown> = {

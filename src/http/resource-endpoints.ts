@@ -1,15 +1,15 @@
 import type { Transaction } from "kysely";
-import type { z } from "zod";
+import { z } from "zod";
 import type { DB } from "../db/database.ts";
-import { deleteRefusal } from "./database-refusals.ts";
 import type { Listed, Page } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
-import type { RequestScope } from "./request-scope.ts";
+import { deleteRefusal } from "./database-refusals.ts";
 import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { noContent } from "./json.ts";
-import { conditionalUpdate, listResponse, locationOf, pageFor, representation, written } from "./respond.ts";
 import type { ProblemKind } from "./problem.ts";
-import { idParams, listOf } from "./schemas.ts";
+import type { RequestScope } from "./request-scope.ts";
+import { conditionalUpdate, listResponse, locationOf, pageFor, representation, written } from "./respond.ts";
+import { createdId, idParams, listOf } from "./schemas.ts";
 import { tenantEndpoint } from "./session-endpoints.ts";
 
 // The list and the read are GETs, whose queries read (see Reads); the rest write in
@@ -38,13 +38,29 @@ export function changedResponses(schema: z.ZodType, done = "Updated."): SuccessD
   ];
 }
 
-// A create that answers 204 with Location and ETag, or 201 with the resource under
-// Prefer: return=representation.
-export function createdResponses(schema: z.ZodType, done = "Created."): SuccessDoc[] {
-  return [
-    { status: 204, description: `${done} The body is empty; Location names the new resource.`, headers: ["Location", "ETag"] },
-    { status: 201, description: `${done.replace(/\.$/, "")} (Prefer: return=representation).`, schema, headers: ["Location", "ETag"] },
-  ];
+// A create: 201 with Location and ETag. Its body is the new resource's id, or the
+// resource under Prefer: return=representation; the document says both as one schema,
+// for one status has one body a generated client parses. With `emptyByDefault`, for the
+// contract's routes documented empty, the body is empty unless the resource is asked for.
+export function createdResponses(
+  schema: z.ZodType,
+  done = "Created.",
+  options: { emptyByDefault?: boolean; created?: z.ZodType } = {},
+): SuccessDoc[] {
+  if (options.emptyByDefault) {
+    return [{
+      status: 201,
+      description: `${done} Location names the new resource. The body is empty, or the resource under Prefer: return=representation.`,
+      representation: schema,
+      headers: ["Location", "ETag"],
+    }];
+  }
+  return [{
+    status: 201,
+    description: `${done} Location names the new resource. The body is its id, or the resource under Prefer: return=representation.`,
+    schema: z.union([schema, options.created ?? createdId]),
+    headers: ["Location", "ETag"],
+  }];
 }
 
 // The list, create, read, update and delete routes of a tenant's resource: one shape

@@ -26,15 +26,18 @@ export function wantsRepresentation(request: Request): boolean {
   return preferences(request).get("return") === "representation";
 }
 
-// The status says whether a body follows, as OData's rule for Prefer does: without one a
-// write answers 204 (with Location when it created something); with the resource, 201 for
-// a creation and 200 for a change. One status, one shape, so the document can say which.
+// A change answers 204 without a body, or 200 with the resource under Prefer:
+// return=representation, as PostgREST does. A creation answers 201 with Location and the
+// new resource's ETag, as HTTP has it: by default its body is the new resource's id, as
+// apaleo's and Stripe's creates answer, so a generated client's create returns what it
+// made; under return=representation the resource itself; with `emptyByDefault`, the
+// contract's routes whose answer is documented empty, nothing unless it is asked for.
 // `location` names the resource of a change that may also have been a creation (a
 // registration that refreshed an existing one), so that both answers carry it.
 export function written(
   request: Request,
   resource: unknown,
-  options: { created?: { location: string }; location?: string } = {},
+  options: { created?: { location: string; emptyByDefault?: boolean; idField?: string }; location?: string } = {},
 ): Response {
   const at = options.created?.location ?? options.location;
   const location: Record<string, string> = at === undefined ? {} : { location: at };
@@ -44,7 +47,11 @@ export function written(
       ...location,
     });
   }
-  return new Response(null, { status: 204, headers: { etag: etagOf(resource), ...location } });
+  const headers = { etag: etagOf(resource), ...location };
+  if (!options.created) return new Response(null, { status: 204, headers });
+  if (options.created.emptyByDefault) return new Response(null, { status: 201, headers });
+  const idField = options.created.idField ?? "id";
+  return json(201, { [idField]: (resource as Record<string, unknown> | null)?.[idField] }, headers);
 }
 
 // If-Match names the representation the client last read; a write on top of a newer

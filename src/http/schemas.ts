@@ -4,6 +4,8 @@ import { MAX_AMOUNT } from "../money/limits.ts";
 
 // Shapes many resources share, named once so the OpenAPI document names them once.
 export const id = z.uuid();
+// What a create answers by default: the new resource's id (Location names it too).
+export const createdId = z.object({ id }).meta({ id: "Created", description: "The id of the resource just created." });
 export const idParams = z.strictObject({ id });
 // Dates and times. A request's (timestampInput, isoDate) are narrower than RFC 3339, and
 // each pattern is exactly what the server takes, so the OpenAPI document says it:

@@ -57,14 +57,15 @@ export function paymentEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/reservations/{id}/payment-link", operationId: "createPaymentLink", tag,
       access: "member", summary: "Create a payment link for a reservation; it asks for the balance by default.",
       params: idParams, resource: "reservation", body: createPaymentLinkBody, prefer: true, problems: ["nothing-owed", "lifecycle-transition-refused", "unprocessable"],
-      success: createdResponses(paymentLink), resourceAt: { path: "/v1/payment-links/{id}" },
+      // The contract documents this answer's body as empty.
+      success: createdResponses(paymentLink, "Created.", { emptyByDefault: true }), resourceAt: { path: "/v1/payment-links/{id}" },
     }, async ({ db, params, body, request, missing }) => {
       const stay = await findReservation(db, params.id);
       if (!stay) throw missing();
       const amount = body.amount ?? stay.balance ?? 0;
       if (amount <= 0) throw new HttpError("nothing-owed", "The reservation owes nothing; give an amount to ask for.");
       const link = await insertPaymentLink(db, params.id, amount, body);
-      return written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`) } });
+      return written(request, link, { created: { location: locationOf(request, `payment-links/${link.id}`), emptyByDefault: true } });
     }),
 
     tenantEndpoint(scope, {

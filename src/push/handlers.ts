@@ -2,7 +2,7 @@ import { pageOnly } from "../db/pagination.ts";
 import type { Endpoint } from "../http/endpoint.ts";
 import { json } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
-import { resourceEndpoints } from "../http/resource-endpoints.ts";
+import { createdResponses, resourceEndpoints } from "../http/resource-endpoints.ts";
 import { locationOf, written } from "../http/respond.ts";
 import { sessionEndpoint, tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../http/request-scope.ts";
@@ -52,7 +52,7 @@ export function pushEndpoints(scope: RequestScope, settings: PushSettings): Endp
       summary: "Register the caller's browser for the tenant's push notifications: send its PushSubscription.toJSON() as it is.",
       description: "An endpoint is one browser profile. Registering one already registered in the tenant, by the caller " +
         "or by whoever used the browser before, refreshes its keys, expiry and user agent and makes it the caller's (its " +
-        "id stays); that answers 200 under Prefer: return=representation, where a new one answers 201. The User-Agent " +
+        "id stays); that answers 204, or 200 under Prefer: return=representation, where a new one answers 201. The User-Agent " +
         "header is kept with it.",
       headers: [{
         name: "User-Agent", required: false, schema: { type: "string" },
@@ -63,8 +63,8 @@ export function pushEndpoints(scope: RequestScope, settings: PushSettings): Endp
           "user name or password, this machine), or keys.p256dh is not a point on the P-256 curve; `errors` names the field.",
       },
       success: [
-        { status: 204, description: "Registered. The body is empty; Location names the subscription.", headers: ["Location", "ETag"] },
-        { status: 201, description: "Registered a new subscription (Prefer: return=representation).", schema: pushSubscription, headers: ["Location", "ETag"] },
+        ...createdResponses(pushSubscription, "Registered a new subscription."),
+        { status: 204, description: "The endpoint was registered already: refreshed, and now the caller's. The body is empty; Location names the subscription.", headers: ["Location", "ETag"] },
         {
           status: 200, description: "The endpoint was registered already: refreshed, and now the caller's (Prefer: return=representation).",
           schema: pushSubscription, headers: ["Location", "ETag"],

@@ -23,6 +23,7 @@ import {
   addMemberBody,
   changeMemberBody,
   createTenantBody,
+  createdMember,
   member,
   memberParams,
   myTenant,
@@ -102,14 +103,14 @@ export function tenancyEndpoints(scope: RequestScope): Endpoint[] {
       method: "POST", path: "/v1/tenants/{tenantId}/members", operationId: "addMember", tag, access: "manager",
       tenantFrom: "path", summary: "Add an existing user by email. Only owners grant the owner role.",
       params: tenantParams, resource: "tenant", body: addMemberBody, prefer: true, problems: ["already-a-member"],
-      success: createdResponses(member, "Added."),
+      success: createdResponses(member, "Added.", { created: createdMember }),
       resourceAt: { path: "/v1/tenants/{tenantId}/members/{userId}", idField: "userId" },
     }, async ({ db, body, request, tenantId }) => {
       const userId = await addMember(db, body.email, body.role);
       const added = await findMember(db, userId);
       if (!added) throw new Error("a new member is not visible");
       return written(request, added, {
-        created: { location: locationOf(request, `tenants/${tenantId}/members/${userId}`) },
+        created: { location: locationOf(request, `tenants/${tenantId}/members/${userId}`), idField: "userId" },
       });
     }),
 

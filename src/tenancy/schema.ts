@@ -40,6 +40,8 @@ export const member = z.object({
   createdAt: timestamp,
   updatedAt: timestamp,
 }).meta({ id: "Member" });
+// What adding a member answers by default: the member's user id, which names it.
+export const createdMember = z.object({ userId: id }).meta({ id: "CreatedMember", description: "The user id of the member just added." });
 
 export const addMemberBody = z.strictObject({
   email: email.transform((value) => value.toLowerCase()),

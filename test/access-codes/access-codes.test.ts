@@ -77,7 +77,7 @@ Deno.test("POST /v1/reservations/{id}/access-codes with return=representation: 2
     assert.deepEqual(body, code);
   }));
 
-Deno.test("POST /v1/reservations/{id}/access-codes without Prefer: 204 with Location and ETag; New York's own check-in and check-out times", () =>
+Deno.test("POST /v1/reservations/{id}/access-codes without Prefer: 201 with Location, ETag and the new id; New York's own check-in and check-out times", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("code-ny");
     const property = await createProperty(t.ownerClient, {
@@ -90,7 +90,7 @@ Deno.test("POST /v1/reservations/{id}/access-codes without Prefer: 204 with Loca
     const reservation = await stayAt(t.ownerClient, property.id, "2027-03-12", "2027-03-16");
     const path = `/reservations/${reservation.id}/access-codes`;
     const response = await t.ownerClient.post(path, {});
-    await expectMinimal("POST", CODES, response, 204);
+    await expectMinimal("POST", CODES, response, 201);
     const { location, body: code } = await readBack<AccessCode>(t.ownerClient, path, response, CODE);
     assert.match(location, new RegExp(`^/reservations/${reservation.id}/access-codes/[0-9a-f-]{36}$`));
     assert.match(code.code, /^[0-9]{6}$/);
@@ -416,7 +416,7 @@ Deno.test("role matrix: access codes — owner, admin and staff each issue a cod
     for (const [member, digits] of [[t.owner, "100001"], [admin, "100002"], [staff, "100003"]] as const) {
       const api = client(member, t.tenantId);
       const response = await api.post(path, { code: digits });
-      await expectMinimal("POST", CODES, response, 204);
+      await expectMinimal("POST", CODES, response, 201);
       const { body: code } = await readBack<AccessCode>(api, path, response, CODE);
       assert.deepEqual([code.code, code.status], [digits, "active"]);
 

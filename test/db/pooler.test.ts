@@ -125,11 +125,12 @@ async function interleavedTenants(fixture: Fixture, send: Send, rounds: number):
           await response.body?.cancel();
         }),
         send("POST", "/guests", token, tenantId, { firstName: "Pool", lastName: `Round ${round}` }).then(async (response) => {
-          // A write without Prefer: 204 and where the guest is.
-          assert.equal(response.status, 204, await response.clone().text());
+          // A create without Prefer: 201, the new guest's id and where it is.
+          assert.equal(response.status, 201, await response.clone().text());
           const location = response.headers.get("location") ?? "";
-          created.push({ tenantId, guestId: location.slice(location.lastIndexOf("/") + 1) });
-          await response.body?.cancel();
+          const guestId = location.slice(location.lastIndexOf("/") + 1);
+          assert.deepEqual(await response.json(), { id: guestId });
+          created.push({ tenantId, guestId });
         }),
       );
     }

@@ -3,7 +3,7 @@
 // or by Idempotency-Key, records nothing new, however many arrive at once.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { expectInvalid, expectProblem, expectStatus, withFixture } from "../support/api.ts";
+import { expectInvalid, expectProblem, expectStatus, MALFORMED_ID, UNKNOWN_ID, withFixture } from "../support/api.ts";
 import { createStay, type Reservation } from "../support/domain.ts";
 import { external, issueApiKey } from "../support/integration.ts";
 
@@ -27,7 +27,7 @@ async function balanceOf(key: string, reservationId: string): Promise<number> {
   return (await expectStatus<Reservation>("GET", "/v1/external/reservations/{id}", response, 200)).balance;
 }
 
-Deno.test("a payment answers 204, or 201 with it under Prefer; it is external, and the balance follows", () =>
+Deno.test("a payment answers 201 with Location and no body, or with it under Prefer; it is external, and the balance follows", () =>
   withFixture(async ({ sql, tenant }) => {
     const a = await tenant("psp");
     const stay = await createStay(a.ownerClient, { status: "confirmed" });
@@ -35,8 +35,16 @@ Deno.test("a payment answers 204, or 201 with it under Prefer; it is external, a
     const before = await balanceOf(key.secret, stay.reservation.id);
 
     const minimal = await pay(key.secret, stay.reservation.id, { amount: 5000, currency: "EUR", method: "card", externalReference: "psp-1" });
-    assert.equal(await expectStatus("POST", PAY, minimal, 204), undefined);
+    assert.equal(await expectStatus("POST", PAY, minimal, 201), undefined, "the contract documents this body empty");
     assert.equal(minimal.headers.get("idempotent-replayed"), null);
+    // Location names the payment where the key reads it.
+    const location = minimal.headers.get("location") ?? "";
+    assert.match(location, /^\.\.\/\.\.\/\.\.\/external\/payments\/[0-9a-f-]{36}$/);
+    const recorded = await external("GET", `/payments/${location.split("/").at(-1)}`, key.secret);
+    const first = await expectStatus<Payment>("GET", "/v1/external/payments/{id}", recorded, 200);
+    assert.deepEqual({ amount: first.amount, source: first.source, reservationId: first.reservationId }, {
+      amount: 5000, source: "external", reservationId: stay.reservation.id,
+    });
 
     const full = await pay(key.secret, stay.reservation.id, {
       amount: 2500, currency: "EUR", method: "bank_transfer", externalReference: "psp-2", receivedAt: "2027-03-01T10:00:00+01:00",
@@ -115,7 +123,7 @@ Deno.test("the same externalReference again returns the first payment and record
     assert.deepEqual(await expectStatus<Payment>("POST", PAY, retried, 201), first, "the first payment");
     assert.equal(retried.headers.get("idempotent-replayed"), "true");
     const minimal = await pay(key.secret, stay.reservation.id, body);
-    assert.equal(await expectStatus("POST", PAY, minimal, 204), undefined);
+    assert.equal(await expectStatus("POST", PAY, minimal, 201), undefined);
     assert.equal(minimal.headers.get("idempotent-replayed"), "true");
 
     const other = await createStay(a.ownerClient, { status: "confirmed", checkIn: "2027-08-01", checkOut: "2027-08-03" });
@@ -157,15 +165,15 @@ Deno.test("Idempotency-Key: a retry replays the first answer; a different body u
     // A failed request claims nothing: the corrected retry under the same key is recorded.
     const failing = { "idempotency-key": crypto.randomUUID() };
     await expectProblem("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, currency: "USD", externalReference: "psp-3" }, failing), 422, "unprocessable");
-    await expectStatus("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-3" }, failing), 204);
+    await expectStatus("POST", PAY, await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-3" }, failing), 201);
 
     // Keys are the API key's own: another key may use the same one for its own request.
     const second = await issueApiKey(a.ownerClient, stay.property.id);
-    await expectStatus("POST", PAY, await pay(second.secret, stay.reservation.id, { ...body, externalReference: "psp-4" }, idempotency), 204);
+    await expectStatus("POST", PAY, await pay(second.secret, stay.reservation.id, { ...body, externalReference: "psp-4" }, idempotency), 201);
 
     await sql`update public.idempotency_keys set created_at = now() - interval '25 hours' where key = ${idempotency["idempotency-key"]}`;
     const reused = await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-5" }, idempotency);
-    assert.equal(await expectStatus("POST", PAY, reused, 204), undefined);
+    assert.equal(await expectStatus("POST", PAY, reused, 201), undefined);
     assert.equal(reused.headers.get("idempotent-replayed"), null);
 
     assert.deepEqual((await paymentsOf(sql, stay.reservation.id)).map((row) => row.external_reference), ["psp-1", "psp-3", "psp-4", "psp-5"]);
@@ -203,4 +211,33 @@ Deno.test("20 concurrent retries record one payment, by externalReference and by
       { amount: 1000, external_reference: "psp-burst-2" },
     ]);
     assert.equal(await balanceOf(key.secret, stay.reservation.id), before - 2000);
+  }));
+
+Deno.test("a payment read by the key: its property's; another property's or tenant's answers as an unknown id", () =>
+  withFixture(async ({ tenant }) => {
+    const a = await tenant("psp-read");
+    const b = await tenant("psp-other");
+    const stay = await createStay(a.ownerClient, { status: "confirmed" });
+    const hillside = await createStay(a.ownerClient, { status: "confirmed" });
+    const theirs = await createStay(b.ownerClient, { status: "confirmed" });
+    const key = await issueApiKey(a.ownerClient, stay.property.id);
+    const hillsideKey = await issueApiKey(a.ownerClient, hillside.property.id);
+    const theirKey = await issueApiKey(b.ownerClient, theirs.property.id);
+    const body = { amount: 1200, currency: "EUR", method: "card" };
+    const paymentId = async (secret: string, reservationId: string, externalReference: string) => {
+      const response = await pay(secret, reservationId, { ...body, externalReference }, REPRESENTATION);
+      return (await expectStatus<Payment>("POST", PAY, response, 201)).id;
+    };
+    const ours = await paymentId(key.secret, stay.reservation.id, "read-1");
+    const hillsides = await paymentId(hillsideKey.secret, hillside.reservation.id, "read-2");
+    const others = await paymentId(theirKey.secret, theirs.reservation.id, "read-3");
+
+    const ONE_PAYMENT = "/v1/external/payments/{id}";
+    const read = await expectStatus<Payment>("GET", ONE_PAYMENT, await external("GET", `/payments/${ours}`, key.secret), 200);
+    assert.deepEqual({ id: read.id, externalReference: read.externalReference }, { id: ours, externalReference: "read-1" });
+    const unknown = await expectProblem("GET", ONE_PAYMENT, await external("GET", `/payments/${UNKNOWN_ID}`, key.secret), 404, "not-found");
+    for (const [label, id] of [["another property's", hillsides], ["another tenant's", others], ["a malformed id", MALFORMED_ID]]) {
+      const problem = await expectProblem("GET", ONE_PAYMENT, await external("GET", `/payments/${id}`, key.secret), 404, "not-found");
+      assert.deepEqual(problem, unknown, `${label} answers as an unknown id`);
+    }
   }));

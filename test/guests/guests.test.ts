@@ -72,11 +72,11 @@ Deno.test("POST /v1/guests with return=representation: 201, the guest, a relativ
     assert.equal(again.etag, etag);
   }));
 
-Deno.test("POST /v1/guests without Prefer: 204 with Location and ETag, no body; the defaults; names trimmed", () =>
+Deno.test("POST /v1/guests without Prefer: 201 with Location, ETag and the new id; the defaults; names trimmed", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("guest-create-min");
     const response = await t.ownerClient.post("/guests", { firstName: "  Bruno ", lastName: "\tCosta  " });
-    const { etag, location } = await expectMinimal("POST", GUESTS, response, 204);
+    const { etag, location } = await expectMinimal("POST", GUESTS, response, 201);
     assert.match(location ?? "", /^guests\/[0-9a-f-]{36}$/);
     const path = resolveLocation("/guests", response);
     const id = path.slice("/guests/".length);
@@ -537,7 +537,7 @@ Deno.test("role matrix: guests — staff list, create, read and update; only own
     // Staff keep guest records.
     const created = await createGuest(staffApi, { firstName: "Staff", lastName: "Made" });
     const minimal = await staffApi.post("/guests", { firstName: "Also", lastName: "Staff" });
-    await expectMinimal("POST", GUESTS, minimal, 204);
+    await expectMinimal("POST", GUESTS, minimal, 201);
     const minimalId = resolveLocation("/guests", minimal).slice("/guests/".length);
     assert.deepEqual((await read(staffApi, created.id)).body, created);
     const patched = await staffApi.patch(`/guests/${created.id}`, { marketingConsent: true }, representation);

@@ -15,7 +15,10 @@ type Parameter = { name?: string; in?: string; schema?: Schema; $ref?: string };
 type Operation = {
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+  responses: Record<
+    string,
+    { content?: Record<string, unknown>; headers?: Record<string, unknown>; "x-prefer-representation"?: Record<string, unknown> }
+  >;
 };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema>; parameters: Record<string, Parameter> } };
 
@@ -131,14 +134,29 @@ Deno.test("a body that matches the schema but breaks a rule between its fields i
   assert.equal(malformed.status, 400);
 });
 
-Deno.test("creates and changes: 204 without a body, or the resource under Prefer with 201 or 200, never one status for both", async () => {
+Deno.test("creates answer 201 with Location, never 204; a 204 has no body; a 200 and a 201 say what body comes", async () => {
   const document = await doc();
+  let creates = 0;
   for (const [path, byMethod] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(byMethod)) {
+      const located = (status: string) => operation.responses[status]?.headers?.Location !== undefined;
       for (const [status, response] of Object.entries(operation.responses)) {
-        if (status === "204") assert.equal(response.content, undefined, `${method} ${path} ${status}`);
-        if (status === "201" || status === "200") assert.ok(response.content, `${method} ${path} ${status} has no body`);
+        const where = `${method} ${path} ${status}`;
+        if (status === "204") {
+          assert.equal(response.content, undefined, where);
+          // A 204 with Location is a creation answered without its status.
+          if (located("204")) assert.ok(located("201"), `${where}: a creation's Location belongs to its 201`);
+        }
+        if (status === "200") assert.ok(response.content, `${where} has no body`);
+        if (status === "201") {
+          creates++;
+          // The contract's routes documented empty keep their body empty by default and
+          // say the representation apart; every other create documents its body.
+          assert.ok(response.content || response["x-prefer-representation"], `${where} says nothing of its body`);
+          assert.ok(located("201"), `${where}: Location`);
+        }
       }
     }
   }
+  assert.ok(creates >= 10, `${creates} creates`);
 });

@@ -89,7 +89,10 @@ Deno.test("the list and the read run in scope.read with Reads; create, update an
   const params = { id };
   assert.equal((await endpoints.list.handle(request("GET"), {})).status, 200);
   assert.equal((await endpoints.get.handle(request("GET"), params)).status, 200);
-  assert.equal((await endpoints.create.handle(request("POST", {}), {})).status, 204);
+  const created = await endpoints.create.handle(request("POST", {}), {});
+  assert.equal(created.status, 201);
+  assert.deepEqual(await created.json(), { id }, "a create answers the new resource's id by default");
+  assert.ok(created.headers.get("location")?.endsWith(`things/${id}`), `Location: ${created.headers.get("location")}`);
   assert.equal((await endpoints.update.handle(request("PATCH", {}), params)).status, 204);
   assert.equal((await endpoints.remove.handle(request("DELETE"), params)).status, 204);
   assert.deepEqual(seen, {

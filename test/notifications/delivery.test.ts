@@ -218,7 +218,7 @@ Deno.test("check-out through the API: a checkout_summary with the stay and its b
     const P = stay.property.name;
     const code = stay.reservation.confirmationCode;
     const payment = await api.post(`/reservations/${stay.reservation.id}/payments`, { amount: 10000, method: "cash" });
-    await expectStatus("POST", "/v1/reservations/{id}/payments", payment, 204);
+    await expectStatus("POST", "/v1/reservations/{id}/payments", payment, 201);
 
     await stepReservation(api, stay.reservation.id, "check-in");
     assert.deepEqual(await runWorker(), summary({ events: 1, read: 1, sent: 1 }), "the check-in's event and email");

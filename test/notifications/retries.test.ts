@@ -240,7 +240,7 @@ Deno.test("a door code's message SendGrid never answers nor reports: past the wa
     const { stay } = await checkedIn(t.ownerClient);
     assert.deepEqual(await runWorker(), summary({ read: 1, sent: 1 }), "the welcome email first");
     const created = await t.ownerClient.post(`/reservations/${stay.reservation.id}/access-codes`, { code: "482913" });
-    assert.equal(created.status, 204);
+    assert.equal(created.status, 201);
     const code = await notificationFor(t.ownerClient, stay.reservation.id, "access_code_delivery");
     await mail.script({ status: 503, delayMs: 1500 });
 

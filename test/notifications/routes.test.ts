@@ -48,7 +48,7 @@ async function fourNotifications(api: Client, sql: Parameters<typeof drainQueue>
 
   await stepReservation(api, stayed.reservation.id, "check-in");
   const code = await api.post(`/reservations/${coded.reservation.id}/access-codes`, {});
-  await expectMinimal("POST", "/v1/reservations/{id}/access-codes", code, 204);
+  await expectMinimal("POST", "/v1/reservations/{id}/access-codes", code, 201);
   assert.deepEqual(await runWorker(), summary({ events: 2, read: 2, sent: 1, skipped: 1 }));
   await stepReservation(api, stayed.reservation.id, "check-out");
   await stepReservation(api, cancelled.reservation.id, "cancel");

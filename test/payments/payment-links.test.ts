@@ -45,7 +45,7 @@ const listLinks = (api: Client, query = "") => listPage<PaymentLink>(api, LINKS,
 
 async function pay(api: Client, reservationId: string, amount: number): Promise<void> {
   const response = await api.post(`/reservations/${reservationId}/payments`, { amount });
-  await expectMinimal("POST", "/v1/reservations/{id}/payments", response, 204);
+  await expectMinimal("POST", "/v1/reservations/{id}/payments", response, 201);
 }
 
 // The guest pays through the link on the payment page, which is not an API route: the
@@ -63,7 +63,7 @@ async function expire(sql: postgres.Sql, link: PaymentLink): Promise<void> {
 
 // ---------------------------------------------------------------- POST /v1/reservations/{id}/payment-link
 
-Deno.test("POST /v1/reservations/{id}/payment-link without Prefer: 204 with Location and ETag; it asks for the balance for seven days", () =>
+Deno.test("POST /v1/reservations/{id}/payment-link without Prefer: 201 with Location and ETag and no body, as the contract documents; it asks for the balance for seven days", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("link");
     const { reservation } = await createStay(t.ownerClient);
@@ -73,7 +73,7 @@ Deno.test("POST /v1/reservations/{id}/payment-link without Prefer: 204 with Loca
 
     const path = `/reservations/${reservation.id}/payment-link`;
     const response = await t.ownerClient.post(path, {});
-    await expectMinimal("POST", CREATE, response, 204);
+    await expectMinimal("POST", CREATE, response, 201);
     const { location, body: link } = await readBack<PaymentLink>(t.ownerClient, path, response, LINK);
     assert.match(location, /^\/payment-links\/[0-9a-f-]{36}$/);
     assert.deepEqual(
@@ -448,7 +448,7 @@ Deno.test("role matrix: payment links — owner, admin and staff each create a l
       const api = client(member, t.tenantId);
       const path = `/reservations/${reservation.id}/payment-link`;
       const response = await api.post(path, { amount: 1500 });
-      await expectMinimal("POST", CREATE, response, 204);
+      await expectMinimal("POST", CREATE, response, 201);
       const { body: link } = await readBack<PaymentLink>(api, path, response, LINK);
       assert.deepEqual([link.amount, link.status], [1500, "active"]);
 

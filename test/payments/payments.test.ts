@@ -106,7 +106,7 @@ Deno.test("POST /v1/reservations/{id}/payments with return=representation: 201, 
     assert.deepEqual(after, { ...before, amountPaid: 10000, balance: 26000, updatedAt: after.updatedAt });
   }));
 
-Deno.test("POST /v1/reservations/{id}/payments without Prefer: 204 with Location and ETag; currency, card and now by default", () =>
+Deno.test("POST /v1/reservations/{id}/payments without Prefer: 201 with Location, ETag and the new id; currency, card and now by default", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("pay-min");
     // A reservation priced in dollars, at a property that takes dollars.
@@ -119,7 +119,7 @@ Deno.test("POST /v1/reservations/{id}/payments without Prefer: 204 with Location
 
     const path = `/reservations/${reservation.id}/payments`;
     const response = await t.ownerClient.post(path, { amount: 12345 });
-    await expectMinimal("POST", RECORD, response, 204);
+    await expectMinimal("POST", RECORD, response, 201);
     const { location, body: payment } = await readBack<Payment>(t.ownerClient, path, response, PAYMENT);
     assert.match(location, /^\/payments\/[0-9a-f-]{36}$/);
     assert.deepEqual(
@@ -144,7 +144,7 @@ Deno.test("POST /v1/reservations/{id}/payments without Prefer: 204 with Location
     assert.ok(Math.abs(Date.parse(payment.receivedAt) - Date.now()) < 60_000, payment.receivedAt);
 
     // A second payment adds to the first.
-    await expectMinimal("POST", RECORD, await t.ownerClient.post(path, { amount: 7655, method: "bank_transfer" }), 204);
+    await expectMinimal("POST", RECORD, await t.ownerClient.post(path, { amount: 7655, method: "bank_transfer" }), 201);
     const { body: after } = await readReservation(t.ownerClient, reservation.id);
     assert.deepEqual([after.amountPaid, after.balance], [20000, 30000]);
   }));
@@ -363,7 +363,7 @@ Deno.test("role matrix: payments — owner, admin and staff each record a paymen
       const api = client(member, t.tenantId);
       const path = `/reservations/${reservation.id}/payments`;
       const response = await api.post(path, { amount, method: "cash" });
-      await expectMinimal("POST", RECORD, response, 204);
+      await expectMinimal("POST", RECORD, response, 201);
       const { body: payment } = await readBack<Payment>(api, path, response, PAYMENT);
       assert.deepEqual([payment.amount, payment.method], [amount, "cash"]);
       paid += amount;

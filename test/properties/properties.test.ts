@@ -67,12 +67,12 @@ Deno.test("POST /v1/properties with return=representation: 201, the property, Lo
     assert.deepEqual(body, created);
   }));
 
-Deno.test("POST /v1/properties without Prefer: 204 with Location and ETag and no body", () =>
+Deno.test("POST /v1/properties without Prefer: 201 with Location, ETag and the new id", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("create-min");
     const name = unique("Quiet Inn");
     const response = await t.ownerClient.post("/properties", { name, timezone: "America/New_York", currency: "USD" });
-    await expectMinimal("POST", PROPERTIES, response, 204);
+    await expectMinimal("POST", PROPERTIES, response, 201);
     const { location, body: property } = await readBack<Property>(t.ownerClient, "/properties", response, PROPERTY);
     assert.match(location, /^\/properties\/[0-9a-f-]{36}$/);
     assert.deepEqual([property.name, property.timezone, property.currency], [name, "America/New_York", "USD"]);

@@ -65,7 +65,7 @@ async function subscriptionsOf(sql: postgres.Sql, tenantId: string, userId: stri
 
 // ---------------------------------------------------------------- registering
 
-Deno.test("POST /v1/push/subscriptions: registers the caller's browser: 204 with Location and ETag, or 201 with it under Prefer; the keys are kept, never answered", () =>
+Deno.test("POST /v1/push/subscriptions: registers the caller's browser: 201 with Location, ETag and its id, or with it under Prefer; the keys are kept, never answered", () =>
   withFixture(async ({ sql, tenant, memberOf }) => {
     const t = await tenant("push-register");
     const staff = await memberOf(t, "staff");
@@ -74,7 +74,7 @@ Deno.test("POST /v1/push/subscriptions: registers the caller's browser: 204 with
 
     const browser = await browserSubscription({ expirationTime: Date.UTC(2027, 5, 1, 12, 30, 15, 250) });
     const minimal = await api.post("/push/subscriptions", browser, { "user-agent": userAgent });
-    const { etag } = await expectMinimal("POST", PUSH_SUBSCRIPTIONS, minimal, 204);
+    const { etag } = await expectMinimal("POST", PUSH_SUBSCRIPTIONS, minimal, 201);
     const { location, body } = await readBack<PushSubscription>(api, "/push/subscriptions", minimal, PUSH_SUBSCRIPTION);
     assert.equal(location, `/push/subscriptions/${body.id}`);
     assert.deepEqual(body, {
@@ -121,7 +121,7 @@ Deno.test("POST /v1/push/subscriptions: the same endpoint again is the same subs
     assert.equal(refreshed.expiresAt, "2028-01-01T00:00:00+00:00");
     assert.equal(refreshed.userAgent, "second");
     assert.deepEqual((await stored(sql, t.tenantId, browser.endpoint)).map((row) => row.p256dh), [renewed.keys.p256dh]);
-    // Without Prefer: 204 with Location, as for a new one.
+    // Without Prefer: 204 with Location, where a new one answers 201.
     const again = await alice.post("/push/subscriptions", renewed);
     await expectMinimal("POST", PUSH_SUBSCRIPTIONS, again, 204);
     assert.equal((await readBack<PushSubscription>(alice, "/push/subscriptions", again, PUSH_SUBSCRIPTION)).body.id, first.id);
@@ -254,7 +254,7 @@ Deno.test("push subscriptions across tenants: each tenant has its own, one brows
     const b = await tenant("push-tenant-b");
     const both = a.owner;
     await expectStatus("POST", "/v1/tenants/{tenantId}/members",
-      await b.ownerClient.post(`/tenants/${b.tenantId}/members`, { email: both.email, role: "staff" }), 204);
+      await b.ownerClient.post(`/tenants/${b.tenantId}/members`, { email: both.email, role: "staff" }), 201);
     const inB = client(both, b.tenantId);
     const browser = await browserSubscription();
     const ofA = await register(a.ownerClient, browser, 201);
@@ -297,7 +297,7 @@ Deno.test("a member's push subscriptions and inbox go with their membership, and
     await expectProblem("GET", PUSH_SUBSCRIPTIONS, await api.get("/push/subscriptions"), 403, "forbidden");
 
     await expectStatus("POST", "/v1/tenants/{tenantId}/members",
-      await t.ownerClient.post(`/tenants/${t.tenantId}/members`, { email: leaver.email, role: "staff" }), 204);
+      await t.ownerClient.post(`/tenants/${t.tenantId}/members`, { email: leaver.email, role: "staff" }), 201);
     assert.deepEqual((await listSubscriptions(api)).data, []);
   }));
 

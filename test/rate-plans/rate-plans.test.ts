@@ -66,13 +66,13 @@ Deno.test("POST /v1/rate-plans with return=representation: 201, the plan, a rela
     assert.deepEqual(body, created);
   }));
 
-Deno.test("POST /v1/rate-plans without Prefer: 204, no body, Location and ETag; the defaults are applied", () =>
+Deno.test("POST /v1/rate-plans without Prefer: 201, the new id, Location and ETag; the defaults are applied", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("plan-create-min");
     const property = await createProperty(t.ownerClient);
     const body = { propertyId: property.id, name: "  Best available ", code: "BAR", currency: "EUR", nightlyPrice: 0 };
     const response = await t.ownerClient.post("/rate-plans", body);
-    const { location } = await expectMinimal("POST", RATE_PLANS, response, 204);
+    const { location } = await expectMinimal("POST", RATE_PLANS, response, 201);
     assert.doesNotMatch(location!, /^([a-z]+:|\/)/i, `a relative Location, got ${location}`);
     const { location: path, body: plan } = await readBack<RatePlan>(t.ownerClient, "/rate-plans", response, RATE_PLAN);
     assert.equal(path, `/rate-plans/${plan.id}`);

@@ -265,7 +265,7 @@ Deno.test("lifecycle: ended stays free their nights on the unit (cancelled, no-s
         const problem = await expectProblem("POST", RESERVATIONS, again, 409, "unit-already-booked");
         assert.match(problem.detail, /already booked/, `${status}: ${problem.detail}`);
       } else {
-        await expectMinimal("POST", RESERVATIONS, again, 204);
+        await expectMinimal("POST", RESERVATIONS, again, 201);
       }
       const onUnit = await expectStatus<Page<Reservation>>(
         "GET", RESERVATIONS, await api.get(`/reservations?unitId=${at.unitId}&from=${first.checkIn}&to=${first.checkOut}`), 200,

@@ -32,9 +32,9 @@ Deno.test("50 concurrent creates of overlapping reservations on one unit: one is
     });
     const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => api.post("/reservations", body(i))));
 
-    assert.deepEqual(statusCounts(responses), { 204: 1, 409: 49 });
+    assert.deepEqual(statusCounts(responses), { 201: 1, 409: 49 });
     for (const response of responses) {
-      if (response.status === 204) await expectMinimal("POST", RESERVATIONS, response, 204);
+      if (response.status === 201) await expectMinimal("POST", RESERVATIONS, response, 201);
       else await expectProblem("POST", RESERVATIONS, response, 409, "unit-already-booked");
     }
     const listed = await expectStatus<Page<Reservation>>(

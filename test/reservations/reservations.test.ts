@@ -106,7 +106,7 @@ Deno.test("POST /v1/reservations with return=representation: 201, the defaults, 
     assert.notEqual(next.confirmationCode, created.confirmationCode);
   }));
 
-Deno.test("POST /v1/reservations without Prefer: 204, Location and ETag, no body; created confirmed it is stamped", () =>
+Deno.test("POST /v1/reservations without Prefer: 201, Location, ETag and the new id; created confirmed it is stamped", () =>
   withFixture(async ({ tenant }) => {
     const ctx = await tenant("create-min");
     const api = ctx.ownerClient;
@@ -131,7 +131,7 @@ Deno.test("POST /v1/reservations without Prefer: 204, Location and ETag, no body
       notes: "Late arrival",
     };
     const response = await api.post("/reservations", input);
-    await expectMinimal("POST", RESERVATIONS, response, 204);
+    await expectMinimal("POST", RESERVATIONS, response, 201);
     const { location, body: created } = await readBack<Reservation>(api, "/reservations", response, RESERVATION);
     assert.match(location, /^\/reservations\/[0-9a-f-]{36}$/);
     const { status: _, ...given } = input;
@@ -653,7 +653,7 @@ Deno.test("DELETE /v1/reservations/{id}: 409 once a payment is recorded, and not
     const api = ctx.ownerClient;
     const { reservation } = await createStay(api, { status: "confirmed" });
     const paid = await api.post(`/reservations/${reservation.id}/payments`, { amount: 10000, method: "cash" });
-    await expectMinimal("POST", "/v1/reservations/{id}/payments", paid, 204);
+    await expectMinimal("POST", "/v1/reservations/{id}/payments", paid, 201);
     const before = await read(api, reservation.id);
     assert.deepEqual([before.body.amountPaid, before.body.balance], [10000, reservation.totalAmount - 10000]);
 
@@ -686,7 +686,7 @@ Deno.test("role matrix: owner, admin and staff create, read, patch and move rese
       const response = await api.post("/reservations", {
         propertyId: property.id, unitId: unit.id, guestId: guest.id, checkIn, checkOut: addDays(checkIn, 2),
       });
-      await expectMinimal("POST", RESERVATIONS, response, 204);
+      await expectMinimal("POST", RESERVATIONS, response, 201);
       const id = resolveLocation("/reservations", response).slice("/reservations/".length);
       await expectMinimal("PATCH", RESERVATION, await api.patch(`/reservations/${id}`, { notes: `by ${role}` }), 204);
       await expectMinimal("POST", "/v1/reservations/{id}/confirm", await api.post(`/reservations/${id}/confirm`), 204);

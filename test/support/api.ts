@@ -125,13 +125,26 @@ export async function expectSignedInOnly(calls: RouteCall[], tenantId: string, m
   }
 }
 
-// A write without Prefer: the status, no body, and the headers that stand for the body.
-export async function expectMinimal(method: string, pathTemplate: string, response: Response, status: 204) {
-  assert.equal(await expectStatus(method, pathTemplate, response, status), undefined);
-  assert.equal(await response.clone().text(), "");
+// A write without Prefer: a change answers 204 with no body; a creation 201 with Location
+// and the new resource's id (or, on the contract's routes documented empty, no body);
+// both with the ETag that stands for the resource.
+export async function expectMinimal(method: string, pathTemplate: string, response: Response, status: 201 | 204) {
+  const body = await expectStatus<Record<string, string> | undefined>(method, pathTemplate, response, status);
   const etag = response.headers.get("etag");
   assert.match(etag ?? "", STRONG_ETAG, "a strong ETag");
-  return { etag: etag!, location: response.headers.get("location") };
+  const location = response.headers.get("location");
+  if (status === 204) {
+    assert.equal(body, undefined);
+    assert.equal(await response.clone().text(), "");
+  } else {
+    assert.ok(location, "a creation names the new resource in Location");
+    if (body !== undefined) {
+      const ids = Object.values(body);
+      assert.equal(ids.length, 1, `the default body is the id alone: ${JSON.stringify(body)}`);
+      assert.ok(location.endsWith(`/${ids[0]}`), `Location ${location} names ${ids[0]}`);
+    }
+  }
+  return { etag: etag!, location };
 }
 
 // A problem of this status and kind one of whose errors names `field`.

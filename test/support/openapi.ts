@@ -10,7 +10,15 @@ import { apiDocument } from "./api-document.ts";
 
 type JsonSchema = Record<string, unknown>;
 type MediaType = { schema?: JsonSchema };
-type ResponseDoc = { description?: string; headers?: Record<string, unknown>; content?: Record<string, MediaType> };
+type ResponseDoc = {
+  description?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, MediaType>;
+  // The problem types this status answers on the operation.
+  "x-problem-types"?: string[];
+  // The body under Prefer: return=representation, of an answer otherwise empty.
+  "x-prefer-representation"?: Record<string, MediaType>;
+};
 type Operation = {
   operationId: string;
   parameters?: JsonSchema[];
@@ -98,7 +106,9 @@ export async function assertMatchesContract(method: string, pathTemplate: string
   }
 
   const mediaType = mediaTypeOf(response);
-  const content = documented.content ?? {};
+  const representation = documented["x-prefer-representation"];
+  // Empty by default; the representation when the client asked for it.
+  const content = (text.length > 0 && representation ? representation : documented.content) ?? {};
   const documentedTypes = Object.keys(content);
 
   if (documentedTypes.length === 0) {
@@ -121,8 +131,15 @@ export async function assertMatchesContract(method: string, pathTemplate: string
   } catch {
     return fail("the body is not JSON");
   }
+  const problemTypes = documented["x-problem-types"];
+  if (problemTypes) {
+    const type = (body as { type?: unknown } | null)?.type;
+    if (typeof type !== "string" || !problemTypes.includes(type)) {
+      fail(`the problem type ${String(type)} is not one the document lists for this status (${problemTypes.join(", ")})`);
+    }
+  }
   if (media.schema) {
-    const parsed = validatorFor(document, `${where} ${mediaType}`, media.schema).safeParse(body);
+    const parsed = validatorFor(document, `${where} ${mediaType}${content === representation ? " representation" : ""}`, media.schema).safeParse(body);
     if (!parsed.success) {
       fail(`the body does not match the documented schema:\n${
         parsed.error.issues.map((issue) => `  ${issue.path.join(".") || "(body)"}: ${issue.message}`).join("\n")

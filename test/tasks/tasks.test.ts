@@ -97,13 +97,13 @@ Deno.test("POST /v1/tasks with return=representation: 201, the task, Location an
     assert.deepEqual(body, created);
   }));
 
-Deno.test("POST /v1/tasks without Prefer: 204 with Location and ETag and no body; priority normal and status open by default", () =>
+Deno.test("POST /v1/tasks without Prefer: 201 with Location, ETag and the new id; priority normal and status open by default", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("task-create-min");
     const property = await createProperty(t.ownerClient);
     const title = unique("Replace the bulb");
     const response = await t.ownerClient.post("/tasks", { propertyId: property.id, type: "other", title });
-    await expectMinimal("POST", TASKS, response, 204);
+    await expectMinimal("POST", TASKS, response, 201);
     const { location, body: task } = await readBack<Task>(t.ownerClient, "/tasks", response, TASK);
     assert.match(location, /^\/tasks\/[0-9a-f-]{36}$/);
     assert.deepEqual(task, {

@@ -60,12 +60,12 @@ Deno.test("POST /v1/tenants with return=representation: 201, the tenant, Locatio
     assert.deepEqual(mine.pagination, { limit: 20, offset: 0, total: 1, hasMore: false });
   }));
 
-Deno.test("POST /v1/tenants without Prefer: 204 with Location and ETag and no body", () =>
+Deno.test("POST /v1/tenants without Prefer: 201 with Location, ETag and the new id", () =>
   withFixture(async ({ user, cleanup }) => {
     const alice = await user("alice");
     const name = unique("Minimal Group");
     const response = await client(alice).post("/tenants", { name });
-    const { etag } = await expectMinimal("POST", TENANTS, response, 204);
+    const { etag } = await expectMinimal("POST", TENANTS, response, 201);
     const location = resolveLocation("/tenants", response);
     const id = location.split("/").pop()!;
     cleanup.tenants.add(id);
@@ -365,7 +365,7 @@ Deno.test("member reads: 401 after the session ended", () =>
 
 // ---------------------------------------------------------------- POST members
 
-Deno.test("POST members: 201 with the member, or 204 with only Location and ETag; role defaults to staff", () =>
+Deno.test("POST members: 201 with the member, or with only its user id, Location and ETag; role defaults to staff", () =>
   withFixture(async ({ user, tenant }) => {
     const t = await tenant("add");
     const path = `/tenants/${t.tenantId}/members`;
@@ -377,7 +377,7 @@ Deno.test("POST members: 201 with the member, or 204 with only Location and ETag
 
     const dave = await user("dave");
     const minimal = await t.ownerClient.post(path, { email: dave.email });
-    const { etag } = await expectMinimal("POST", MEMBERS, minimal, 204);
+    const { etag } = await expectMinimal("POST", MEMBERS, minimal, 201);
     const location = resolveLocation(path, minimal);
     assert.equal(location, `/tenants/${t.tenantId}/members/${dave.id}`);
     const read = await t.ownerClient.get(location);

@@ -68,14 +68,14 @@ Deno.test("POST /v1/units with return=representation: 201, the unit, a relative 
     assert.deepEqual(body, created);
   }));
 
-Deno.test("POST /v1/units without Prefer: 204, no body, Location and ETag; the defaults are applied", () =>
+Deno.test("POST /v1/units without Prefer: 201, the new id, Location and ETag; the defaults are applied", () =>
   withFixture(async ({ tenant }) => {
     const t = await tenant("unit-create-min");
     const property = await createProperty(t.ownerClient);
     const name = unique("Garden Room");
     // The name is trimmed before it is stored.
     const response = await t.ownerClient.post("/units", { propertyId: property.id, name: `  ${name} ` });
-    const { location } = await expectMinimal("POST", UNITS, response, 204);
+    const { location } = await expectMinimal("POST", UNITS, response, 201);
     assert.doesNotMatch(location!, /^([a-z]+:|\/)/i, `a relative Location, got ${location}`);
     const { location: path, body: unit } = await readBack<Unit>(t.ownerClient, "/units", response, UNIT);
     assert.match(path, /^\/units\/[0-9a-f-]{36}$/);

@@ -54,7 +54,7 @@ Deno.test("every event type reaches the endpoint, signed and in the documented s
       await t.ownerClient.patch(`/reservations/${stay.reservation.id}`, { notes: "late arrival", adults: 2 }), 204);
     await stepReservation(t.ownerClient, stay.reservation.id, "check-in");
     await expectStatus("POST", "/v1/reservations/{id}/payments",
-      await t.ownerClient.post(`/reservations/${stay.reservation.id}/payments`, { amount: 5000, method: "card" }), 204);
+      await t.ownerClient.post(`/reservations/${stay.reservation.id}/payments`, { amount: 5000, method: "card" }), 201);
     const code = await expectStatus<Schemas["AccessCode"]>("POST", "/v1/reservations/{id}/access-codes",
       await t.ownerClient.post(`/reservations/${stay.reservation.id}/access-codes`, {}, representation), 201);
     await expectStatus("POST", "/v1/reservations/{id}/access-codes/{codeId}/revoke",

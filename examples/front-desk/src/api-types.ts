@@ -844,7 +844,7 @@ export interface paths {
         put?: never;
         /**
          * Register the caller's browser for the tenant's push notifications: send its PushSubscription.toJSON() as it is.
-         * @description An endpoint is one browser profile. Registering one already registered in the tenant, by the caller or by whoever used the browser before, refreshes its keys, expiry and user agent and makes it the caller's (its id stays); that answers 200 under Prefer: return=representation, where a new one answers 201. The User-Agent header is kept with it.
+         * @description An endpoint is one browser profile. Registering one already registered in the tenant, by the caller or by whoever used the browser before, refreshes its keys, expiry and user agent and makes it the caller's (its id stays); that answers 204, or 200 under Prefer: return=representation, where a new one answers 201. The User-Agent header is kept with it.
          */
         post: operations["registerPushSubscription"];
         delete?: never;
@@ -1070,6 +1070,23 @@ export interface paths {
         };
         /** Read one of the key's property's reservations, with its balance. */
         get: operations["getExternalReservation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a payment on one of the key's property's reservations: the one a recorded payment's Location names. */
+        get: operations["getExternalPayment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1466,6 +1483,11 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description The id of the resource just created. */
+        Created: {
+            /** Format: uuid */
+            id: string;
+        };
         TenantCreate: {
             name: string;
             /** @description The From address of guest email; unset, no email is sent. */
@@ -1493,6 +1515,11 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        /** @description The user id of the member just added. */
+        CreatedMember: {
+            /** Format: uuid */
+            userId: string;
         };
         MemberAdd: {
             email: string;
@@ -2503,16 +2530,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description A dependency is unreachable; `checks` says which. */
@@ -2552,111 +2576,88 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Registered; `session` is null until the email is confirmed. */
+            /** @description Registered; `session` is null until the email is confirmed. Location names /v1/me, the account as its session reads it. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SignUpResult"];
                 };
             };
-            /** @description `urn:pms:problem:validation`: a field is invalid, here or at Supabase Auth (`errors` names it where known). */
+            /** @description `urn:pms:problem:validation`: a field is invalid, here or at Supabase Auth (`errors` names it where known). Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:signup-disabled`: the project takes no new accounts. */
+            /** @description `urn:pms:problem:signup-disabled`: the project takes no new accounts. Problem types: `urn:pms:problem:signup-disabled`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:signup-disabled";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:email-taken`: an account with this email exists; sign in instead. */
+            /** @description `urn:pms:problem:email-taken`: an account with this email exists; sign in instead. Problem types: `urn:pms:problem:email-taken`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:email-taken";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:weak-password`: Supabase Auth's password policy refuses the password; `reasons` says why (`length`, `characters`, `pwned`) and `errors` names `password`. */
+            /** @description `urn:pms:problem:weak-password`: Supabase Auth's password policy refuses the password; `reasons` says why (`length`, `characters`, `pwned`) and `errors` names `password`. Problem types: `urn:pms:problem:weak-password`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:weak-password" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. */
+            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. */
+            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2683,90 +2684,69 @@ export interface operations {
                     "application/json": components["schemas"]["Session"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:invalid-credentials`: the email or the password is wrong, or the account may not sign in. The body is the same whichever it was. */
+            /** @description `urn:pms:problem:invalid-credentials`: the email or the password is wrong, or the account may not sign in. The body is the same whichever it was. Problem types: `urn:pms:problem:invalid-credentials`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:invalid-credentials";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:email-not-confirmed`: the password is right, but the email address is not confirmed yet. */
+            /** @description `urn:pms:problem:email-not-confirmed`: the password is right, but the email address is not confirmed yet. Problem types: `urn:pms:problem:email-not-confirmed`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:email-not-confirmed";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. */
+            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. */
+            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2793,78 +2773,60 @@ export interface operations {
                     "application/json": components["schemas"]["Session"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:invalid-refresh-token`: the refresh token is unknown or malformed, its session ended (signed out, expired), or it was used before outside Supabase Auth's reuse interval, which revokes every refresh token of its session. Sign in again. */
+            /** @description `urn:pms:problem:invalid-refresh-token`: the refresh token is unknown or malformed, its session ended (signed out, expired), or it was used before outside Supabase Auth's reuse interval, which revokes every refresh token of its session. Sign in again. Problem types: `urn:pms:problem:invalid-refresh-token`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:invalid-refresh-token";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. */
+            /** @description `urn:pms:problem:too-many-requests`: Supabase Auth's limit for this client address (the first X-Forwarded-For value) was reached. `Retry-After` is Auth's when it sends one, else 60 seconds. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. */
+            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth cannot be reached or failed; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2885,41 +2847,32 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session already ended. */
+            /** @description `urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session already ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth or the database cannot be reached; the session may still be active. */
+            /** @description `urn:pms:problem:service-unavailable`: Supabase Auth or the database cannot be reached; the session may still be active. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2942,41 +2895,32 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session ended (signed out): refresh the session, or sign in again. */
+            /** @description `urn:pms:problem:unauthorized`: the bearer token is missing, invalid or expired, or its session ended (signed out): refresh the session, or sign in again. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3009,41 +2953,32 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3064,7 +2999,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -3072,89 +3007,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Tenant"];
+                    "application/json": components["schemas"]["Tenant"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3180,65 +3088,50 @@ export interface operations {
                     "application/json": components["schemas"]["Tenant"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3261,65 +3154,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3362,113 +3240,86 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3503,65 +3354,50 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3584,7 +3420,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Added (Prefer: return=representation). */
+            /** @description Added. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -3592,113 +3428,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Member"];
+                    "application/json": components["schemas"]["Member"] | components["schemas"]["CreatedMember"];
                 };
             };
-            /** @description Added. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-a-member`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-a-member";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3725,65 +3528,50 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3807,77 +3595,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:last-owner`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:last-owner";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3919,101 +3689,77 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:last-owner`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:last-owner";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4049,53 +3795,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4118,7 +3852,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -4126,113 +3860,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Property"];
+                    "application/json": components["schemas"]["Property"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4261,65 +3962,50 @@ export interface operations {
                     "application/json": components["schemas"]["Property"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4345,77 +4031,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:still-referenced";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4460,125 +4128,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4615,53 +4253,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4684,7 +4310,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -4692,113 +4318,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unit"];
+                    "application/json": components["schemas"]["Unit"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4827,65 +4420,50 @@ export interface operations {
                     "application/json": components["schemas"]["Unit"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -4911,77 +4489,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:still-referenced";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5026,125 +4586,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5181,53 +4711,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5250,7 +4768,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -5258,113 +4776,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RatePlan"];
+                    "application/json": components["schemas"]["RatePlan"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5393,65 +4878,50 @@ export interface operations {
                     "application/json": components["schemas"]["RatePlan"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5477,77 +4947,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:still-referenced";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5592,125 +5044,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5749,53 +5171,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5818,7 +5228,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -5826,101 +5236,71 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Guest"];
+                    "application/json": components["schemas"]["Guest"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -5949,65 +5329,50 @@ export interface operations {
                     "application/json": components["schemas"]["Guest"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6033,77 +5398,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:still-referenced";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6148,113 +5495,86 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6293,65 +5613,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6396,53 +5701,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6465,7 +5758,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -6473,113 +5766,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Reservation"];
+                    "application/json": components["schemas"]["Reservation"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-booked`, `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unit-already-booked" | "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6608,65 +5868,50 @@ export interface operations {
                     "application/json": components["schemas"]["Reservation"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6692,77 +5937,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:still-referenced";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6807,125 +6034,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-booked`, `urn:pms:problem:already-exists`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unit-already-booked" | "urn:pms:problem:already-exists" | "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -6964,89 +6161,68 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7085,89 +6261,68 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7206,89 +6361,68 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7327,89 +6461,68 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7452,101 +6565,77 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7583,53 +6672,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7658,65 +6735,50 @@ export interface operations {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7741,7 +6803,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -7749,125 +6811,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Payment"];
+                    "application/json": components["schemas"]["Payment"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`, `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:already-exists";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7904,53 +6930,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -7979,65 +6993,50 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentLink"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8062,19 +7061,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is empty, or the resource under Prefer: return=representation. */
             201: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaymentLink"];
-                };
-            };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
                 headers: {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
@@ -8082,113 +7070,86 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:nothing-owed`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:nothing-owed" | "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8227,77 +7188,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8334,65 +7277,50 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8417,7 +7345,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -8425,125 +7353,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccessCode"];
+                    "application/json": components["schemas"]["AccessCode"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:access-code-in-use`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:access-code-in-use" | "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8573,65 +7465,50 @@ export interface operations {
                     "application/json": components["schemas"]["AccessCode"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8671,77 +7548,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8784,53 +7643,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8853,7 +7700,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created (Prefer: return=representation). */
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -8861,101 +7708,71 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Task"];
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Created. The body is empty; Location names the new resource. */
-            204: {
-                headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -8984,65 +7801,50 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9068,65 +7870,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9171,125 +7958,95 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9334,113 +8091,86 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9479,53 +8209,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9554,65 +8272,50 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationWithEvents"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9647,53 +8350,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9734,77 +8425,59 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9842,53 +8515,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9914,53 +8575,41 @@ export interface operations {
                     "application/json": components["schemas"]["InboxUnreadCount"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9999,65 +8648,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10083,53 +8717,41 @@ export interface operations {
                     "application/json": components["schemas"]["InboxMarkedRead"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10152,53 +8774,41 @@ export interface operations {
                     "application/json": components["schemas"]["PushPublicKey"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:push-not-configured`: this deployment sends no Web Push (no VAPID key is set). Not transient: do not offer push notifications. */
+            /** @description `urn:pms:problem:push-not-configured`: this deployment sends no Web Push (no VAPID key is set). Not transient: do not offer push notifications. Problem types: `urn:pms:problem:push-not-configured`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:push-not-configured";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10233,53 +8843,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10315,7 +8913,7 @@ export interface operations {
                     "application/json": components["schemas"]["PushSubscription"];
                 };
             };
-            /** @description Registered a new subscription (Prefer: return=representation). */
+            /** @description Registered a new subscription. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -10323,10 +8921,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PushSubscription"];
+                    "application/json": components["schemas"]["PushSubscription"] | components["schemas"]["Created"];
                 };
             };
-            /** @description Registered. The body is empty; Location names the subscription. */
+            /** @description The endpoint was registered already: refreshed, and now the caller's. The body is empty; Location names the subscription. */
             204: {
                 headers: {
                     Location: components["headers"]["Location"];
@@ -10335,89 +8933,68 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:unprocessable`: the endpoint is not one a push may go to (not https, an IP address, a user name or password, this machine), or keys.p256dh is not a point on the P-256 curve; `errors` names the field. */
+            /** @description `urn:pms:problem:unprocessable`: the endpoint is not one a push may go to (not https, an IP address, a user name or password, this machine), or keys.p256dh is not a point on the P-256 curve; `errors` names the field. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10446,65 +9023,50 @@ export interface operations {
                     "application/json": components["schemas"]["PushSubscription"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10530,65 +9092,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10625,53 +9172,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10702,89 +9237,68 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyIssued"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10813,65 +9327,50 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10897,65 +9396,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -10991,53 +9475,41 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11068,89 +9540,68 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `urn:pms:problem:unprocessable`: the URL may not receive webhooks; `urn:pms:problem:unknown-reference`: a property in propertyIds is not the tenant's. `errors` names the field. */
+            /** @description `urn:pms:problem:unprocessable`: the URL may not receive webhooks; `urn:pms:problem:unknown-reference`: a property in propertyIds is not the tenant's. `errors` names the field. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11179,65 +9630,50 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSubscription"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11263,65 +9699,50 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11366,113 +9787,86 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match no longer matches the resource: read it again. */
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:stale-etag";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unknown-reference" | "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11504,101 +9898,77 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11627,65 +9997,50 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11724,65 +10079,50 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11811,65 +10151,50 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryDetail"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11898,65 +10223,50 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryQueued"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The bearer token is missing, invalid or expired, or its session ended. */
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. */
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:forbidden";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in this tenant (another tenant's id answers the same). */
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -11998,31 +10308,25 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key is missing, unknown, revoked or expired. */
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12031,23 +10335,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12075,31 +10373,25 @@ export interface operations {
                     "application/json": components["schemas"]["Reservation"];
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key is missing, unknown, revoked or expired. */
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the key's property (another property's or tenant's id answers the same). */
+            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12107,13 +10399,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12122,23 +10411,93 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExternalPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12163,52 +10522,36 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Recorded, with Prefer: return=representation. */
+            /** @description Recorded (or recorded before, with Idempotent-Replayed: true). Location names the new resource. The body is empty, or the resource under Prefer: return=representation. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Payment"];
-                };
-            };
-            /** @description Recorded (or recorded before, with Idempotent-Replayed: true). */
-            204: {
-                headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key is missing, unknown, revoked or expired. */
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unauthorized";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the key's property (another property's or tenant's id answers the same). */
+            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12216,13 +10559,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:not-found";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request, or the write conflicts with the resource's state. */
+            /** @description The Idempotency-Key was used for a different request, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-reused`, `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:external-reference-reused`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12230,37 +10570,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12268,13 +10599,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unprocessable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. */
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12283,23 +10611,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:too-many-requests";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. */
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12329,65 +10651,50 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryReportReceipt"];
                 };
             };
-            /** @description The post verified, but is not what the provider sends: nothing was recorded. */
+            /** @description The post verified, but is not what the provider sends: nothing was recorded. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. */
+            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. Problem types: `urn:pms:problem:invalid-signature`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:invalid-signature";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. */
+            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. Problem types: `urn:pms:problem:service-unavailable`, `urn:pms:problem:report-too-early`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable" | "urn:pms:problem:report-too-early";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12419,65 +10726,50 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryReportReceipt"];
                 };
             };
-            /** @description The post verified, but is not what the provider sends: nothing was recorded. */
+            /** @description The post verified, but is not what the provider sends: nothing was recorded. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation" | "urn:pms:problem:malformed-json";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. */
+            /** @description The signature is missing or does not verify (for SendGrid, or its timestamp is more than 300 s from now): nothing was recorded. Problem types: `urn:pms:problem:invalid-signature`. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:invalid-signature";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is too large. */
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:payload-too-large";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:unsupported-media-type";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. */
+            /** @description An event names a notification whose acceptance the worker has not recorded yet (report-too-early; the rest was recorded and the provider sends the post again), or the database cannot be reached. Problem types: `urn:pms:problem:service-unavailable`, `urn:pms:problem:report-too-early`. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:service-unavailable" | "urn:pms:problem:report-too-early";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12502,16 +10794,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12534,16 +10823,13 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -12575,16 +10861,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed: a field, parameter or header is invalid. */
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {unknown} */
-                        type?: "urn:pms:problem:validation";
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

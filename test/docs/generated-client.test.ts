@@ -1,0 +1,105 @@
+// The served OpenAPI document as an integrator's generator reads it: openapi-python-client,
+// independent of the openapi-typescript that makes the tests' own types, generates a
+// client from GET /v1/openapi.json without a single warning (a response a generator
+// cannot type is one it drops, so every error would reach the integrator untyped), and
+// that client creates, reads and is refused through the gateway with typed answers:
+// a create's 201 with the new id and Location, the resource under Prefer, problems as
+// Problem with their type.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { withFixture } from "../support/api.ts";
+import { stack } from "../support/stack.ts";
+
+const root = new URL("../../", import.meta.url).pathname;
+const requirements = join(root, "test/docs/python-client/requirements.txt");
+const decoder = new TextDecoder();
+
+async function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const output = await new Deno.Command(command, { args, env, stdin: "null", stdout: "piped", stderr: "piped" }).output();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+// The generator in a virtual environment of its own, kept per requirements file as the
+// fuzzer's is, installed from the pinned list alone.
+async function generatorEnvironment(): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(requirements));
+  const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 16);
+  const venv = join(Deno.env.get("HOME") ?? "/tmp", ".cache/pms-stack", `openapi-python-client-${hash}`);
+  try {
+    await Deno.stat(join(venv, "bin/openapi-python-client"));
+    return venv;
+  } catch {
+    // Not installed yet.
+  }
+  const partial = `${venv}.partial`;
+  await Deno.remove(partial, { recursive: true }).catch(() => {});
+  const made = await run("python3", ["-m", "venv", partial]);
+  assert.equal(made.code, 0, made.stderr);
+  const installed = await run(join(partial, "bin/pip"), [
+    "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", requirements,
+  ]);
+  assert.equal(installed.code, 0, installed.stderr);
+  // The environment's scripts name the folder they were made in.
+  for await (const entry of Deno.readDir(join(partial, "bin"))) {
+    const file = join(partial, "bin", entry.name);
+    if (!entry.isFile) continue;
+    const text = await Deno.readTextFile(file).catch(() => null);
+    if (text?.includes(partial)) await Deno.writeTextFile(file, text.replaceAll(partial, venv));
+  }
+  const config = join(partial, "pyvenv.cfg");
+  await Deno.writeTextFile(config, (await Deno.readTextFile(config)).replaceAll(partial, venv));
+  await Deno.remove(venv, { recursive: true }).catch(() => {});
+  await Deno.rename(partial, venv);
+  return venv;
+}
+
+Deno.test("openapi-python-client generates a client from the served document without a warning, and it works", async () => {
+  const venv = await generatorEnvironment();
+  const work = await Deno.makeTempDir({ prefix: "generated-client-" });
+  try {
+    const served = await fetch(`${stack.v1}/openapi.json`);
+    assert.equal(served.status, 200);
+    const document = join(work, "openapi.json");
+    await Deno.writeTextFile(document, await served.text());
+
+    const packageName = "pms_client";
+    // The generator formats what it writes with ruff, from the same environment.
+    const env = { PATH: `${join(venv, "bin")}:${Deno.env.get("PATH") ?? ""}`, NO_COLOR: "1" };
+    const generated = await run(join(venv, "bin/openapi-python-client"), [
+      "generate", "--path", document, "--output-path", join(work, packageName), "--meta", "none",
+    ], env);
+    const said = `${generated.stdout}\n${generated.stderr}`;
+    assert.equal(generated.code, 0, said);
+    // Anything the generator says beyond that it generates is a warning: a response or
+    // schema it could not read, a skipped operation, a failed formatting hook.
+    const remarks = said.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("Generating "));
+    assert.deepEqual(remarks, [], said);
+
+    await withFixture(async ({ tenant }) => {
+      const { owner, tenantId } = await tenant("generated client");
+      const exercised = await run(join(venv, "bin/python"), [join(root, "test/docs/python-client/exercise.py")], {
+        ...env,
+        CLIENT_PARENT: work,
+        CLIENT_PACKAGE: packageName,
+        API_BASE: stack.v1.replace(/\/v1$/, ""),
+        TOKEN: owner.token,
+        TENANT_ID: tenantId,
+      });
+      assert.equal(exercised.code, 0, exercised.stderr);
+      const seen = JSON.parse(exercised.stdout);
+      assert.equal(seen.created.status, 201);
+      assert.equal(seen.created.kind, "Created", "a create's default body parses as the new id");
+      assert.match(seen.created.id, /^[0-9a-f-]{36}$/);
+      assert.equal(seen.created.location, `properties/${seen.created.id}`);
+      assert.deepEqual(seen.read, { status: 200, kind: "Property", name: seen.read.name });
+      assert.match(seen.read.name, /^Generated client house /);
+      assert.deepEqual(seen.again, { status: 409, kind: "Problem", type: "urn:pms:problem:already-exists" });
+      assert.equal(seen.whole.status, 201);
+      assert.equal(seen.whole.kind, "Property", "under Prefer: return=representation the body is the resource");
+      assert.equal(seen.whole.name, `${seen.read.name} annex`);
+      assert.deepEqual(seen.unknown, { status: 404, kind: "Problem", type: "urn:pms:problem:not-found" });
+    });
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
