@@ -2,7 +2,7 @@
 // need: a tenant with its owner, and members added the way a manager adds them.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import type { components, paths } from "./api-types.ts";
+import type { components, paths } from "../../examples/front-desk/src/api-types.ts";
 import { assertMatchesContract } from "./openapi.ts";
 import { adminSql, createUser, endSession, type TestUser } from "./session.ts";
 import { type Problem, stack } from "./stack.ts";
@@ -26,7 +26,8 @@ export const UNKNOWN_ID = "5b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
 export const MALFORMED_ID = "not-a-uuid";
 
 // The API's schemas as its OpenAPI document names them: the types of its bodies,
-// generated into ./api-types.ts (npm run api:types), never written by hand.
+// generated once, into the front-desk example (examples/front-desk/src/api-types.ts, npm run
+// api:types), never written by hand.
 export type Schemas = components["schemas"];
 
 // The JSON body `method path` answers with `status`, for bodies the document does not name.

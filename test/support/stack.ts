@@ -2,7 +2,7 @@
 // scripts/stack.sh writes (NAME=value, or NAME='value' for the settings). Read on first
 // use, not when this module loads: a unit test may import a module that imports this
 // one, and must not need a stack for it (nor the permission to read its file).
-import type { components } from "./api-types.ts";
+import type { components } from "../../examples/front-desk/src/api-types.ts";
 
 const root = new URL("../../", import.meta.url);
 
