@@ -234,16 +234,42 @@ const statementMs = (pauses: Pauses) => pauses.databaseMs === null ? "not watche
 const percent = (ratio: number) => `${fixed(ratio * 100)} %`;
 
 // docs/benchmarks.md with its latest results replaced by the run `name`'s tables: the
-// section between its two markers, the first of which names the run's file.
-export const LATEST_RESULTS_START = /<!-- bench: the latest results, bench\/results\/([^ ]+)\.md; npm run bench rewrites this section -->\n/;
+// section between its two markers, the first of which names the run (its row in
+// bench/results/history.md).
+export const LATEST_RESULTS_START = /<!-- bench: the latest results, run ([^ ]+) \(bench\/results\/latest\.md\); npm run bench rewrites this section -->\n/;
 export const LATEST_RESULTS_END = "<!-- bench: end of the latest results -->\n";
 
 export function withLatestResults(page: string, name: string, table: string): string {
   const start = LATEST_RESULTS_START.exec(page);
   const end = page.indexOf(LATEST_RESULTS_END);
   if (!start || end < start.index) throw new Error("docs/benchmarks.md has no latest-results markers");
-  const marker = `<!-- bench: the latest results, bench/results/${name}.md; npm run bench rewrites this section -->\n`;
+  const marker = `<!-- bench: the latest results, run ${name} (bench/results/latest.md); npm run bench rewrites this section -->\n`;
   return `${page.slice(0, start.index)}${marker}${table.replace(/\n*$/, "\n")}${page.slice(end)}`;
+}
+
+// bench/results keeps the latest full run whole (latest.json, latest.md) and every full
+// run as one row of history.md: when it ran, at which commit, and its targets.
+export const HISTORY_HEADER = "# Runs of npm run bench\n\n" +
+  "One row per full run, oldest first; the latest run's tables are in latest.md, its data in latest.json.\n\n" +
+  "| run | commit | cores | seconds | errors | targets met | each target: measured (goal) |\n" +
+  "|---|---|--:|--:|--:|--:|---|\n";
+
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+
+export function historyRow(report: Report, name: string): string {
+  const met = report.targets.filter((target) => target.met).length;
+  const targets = report.targets.map((target) =>
+    `${target.name}: ${fixed(target.measured, target.unit === "%" ? 1 : 2)}${target.unit === "%" ? " %" : ` ${target.unit}`} (${target.goal})`
+  ).join("; ");
+  return `| ${name} | \`${report.commit}\`${report.dirty ? " (uncommitted changes)" : ""} | ${report.cores} | ` +
+    `${fixed(report.durationSeconds)} | ${report.errors} | ${met} of ${report.targets.length} | ${cell(targets)} |\n`;
+}
+
+// The history with the run's row added, or put in place of the row of a run of the same name.
+export function withHistoryRow(history: string, name: string, row: string): string {
+  const body = history.startsWith(HISTORY_HEADER) ? history.slice(HISTORY_HEADER.length) : "";
+  const rows = body.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith(`| ${name} |`));
+  return HISTORY_HEADER + [...rows, row.replace(/\n*$/, "")].join("\n") + "\n";
 }
 
 const seconds = (ms: number) => Number.isNaN(ms) ? "–" : fixed(ms / 1000, 2);

@@ -2,8 +2,9 @@
 // runs this): the ten parts of the benchmark against the local stack, in an order that
 // lets the scale comparison see the database with one bench tenant and then with 1,000,
 // and keeps the large tenant out of every part before its own. Writes
-// bench/results/<date>-<commit>.{json,md} and latest.md, puts the tables into
-// docs/benchmarks.md as its latest results, prints them, and exits 1 when anything errored.
+// bench/results/latest.{json,md}, adds the run's row to bench/results/history.md, puts the
+// tables into docs/benchmarks.md as its latest results, prints them, and exits 1 when
+// anything errored.
 //   --seconds N        how long each load point runs (default 10)
 //   --only a,b,...     run only these parts (report.ts's PARTS); such a run is a look, not
 //                      a result: it writes to .stack/bench/results/ and leaves
@@ -18,7 +19,18 @@ import { benchOwner, benchStaff, LARGE_TENANT, READ_TENANT, RESERVATIONS_PER_TEN
 import { largeTenant } from "./large-tenant.ts";
 import { notificationLatency } from "./notification-latency.ts";
 import { pipeline } from "./pipeline.ts";
-import { buildReport, type Measurements, markdown, type Part, PARTS, type RunInfo, type ScaleReads, withLatestResults } from "./report.ts";
+import {
+  buildReport,
+  historyRow,
+  type Measurements,
+  markdown,
+  type Part,
+  PARTS,
+  type RunInfo,
+  type ScaleReads,
+  withHistoryRow,
+  withLatestResults,
+} from "./report.ts";
 import { apiReads, checkReadRoutes, readsWithCeilings } from "./reads.ts";
 import { webhooks } from "./webhooks.ts";
 import { ensureTriggerEnabled, writes } from "./writes.ts";
@@ -278,12 +290,14 @@ try {
     log(`written: .stack/bench/results/${partialName}.json and .md (a run of some parts leaves bench/results and docs/benchmarks.md alone)`);
   } else {
     await Deno.mkdir(RESULTS, { recursive: true });
-    await Deno.writeTextFile(new URL(`${name}.json`, RESULTS), `${JSON.stringify(report, null, 2)}\n`);
-    await Deno.writeTextFile(new URL(`${name}.md`, RESULTS), table);
+    await Deno.writeTextFile(new URL("latest.json", RESULTS), `${JSON.stringify(report, null, 2)}\n`);
     await Deno.writeTextFile(new URL("latest.md", RESULTS), table);
+    const history = new URL("history.md", RESULTS);
+    const before = await Deno.readTextFile(history).catch(() => "");
+    await Deno.writeTextFile(history, withHistoryRow(before, name, historyRow(report, name)));
     await Deno.writeTextFile(BENCHMARKS_PAGE, withLatestResults(await Deno.readTextFile(BENCHMARKS_PAGE), name, table));
     log(`\n${table}`);
-    log(`written: bench/results/${name}.json, bench/results/${name}.md, bench/results/latest.md, docs/benchmarks.md`);
+    log("written: bench/results/latest.json, bench/results/latest.md, a row of bench/results/history.md, docs/benchmarks.md");
   }
   exitCode = report.errors === 0 ? 0 : 1;
   if (report.errors > 0) log(`${report.errors} requests or notifications errored`);
