@@ -2,7 +2,10 @@ import { z } from "zod";
 import { countModes, ESTIMATED_EXACT_UP_TO } from "../db/pagination.ts";
 import type { Endpoint, SuccessDoc } from "./endpoint.ts";
 import { type ProblemKind, problemTypes, problemTypeUri } from "./problem.ts";
-import { problem } from "./schemas.ts";
+import { id, problem } from "./schemas.ts";
+
+// The pattern z.uuid() checks, as its JSON Schema states it.
+const uuidPattern = (z.toJSONSchema(id) as { pattern: string }).pattern;
 
 type JsonSchema = Record<string, unknown>;
 type Components = Record<string, JsonSchema>;
@@ -241,10 +244,20 @@ export function buildOpenApi(
   const components: Components = {};
   const paths: Record<string, Record<string, unknown>> = {};
   const problemRef = schemaOf(problem, "output", components);
-  // `type` takes one of the registry's values, each described once.
+  // The registry of the values `type` takes, each described once. Problem's `type` stays
+  // a string that names it rather than referring to it: a generated client parses a
+  // union of constants one constant at a time and fails on the second (openapi-python-
+  // client), and a type added to the registry would break a client generated before it.
+  // Each response lists its own types in x-problem-types.
   components.ProblemType = problemTypeSchema();
   const problemProperties = components.Problem?.properties as Record<string, JsonSchema> | undefined;
-  if (problemProperties) problemProperties.type = { $ref: "#/components/schemas/ProblemType" };
+  if (problemProperties) {
+    problemProperties.type = {
+      type: "string",
+      description: "The kind of problem, one URN per thing a client handles differently: one of " +
+        "components.schemas.ProblemType; each response lists the ones it may carry in x-problem-types.",
+    };
+  }
 
   for (const endpoint of endpoints) {
     const responses: Record<string, unknown> = {};
@@ -361,8 +374,11 @@ export function buildOpenApi(
       },
       parameters: {
         TenantId: {
-          name: "x-tenant-id", in: "header", required: true, schema: { type: "string", format: "uuid" },
-          description: "The tenant the request acts in; it sets the row-level security context.",
+          // A UUID by the pattern the server checks, not `format: uuid`: openapi-python-client
+          // types such a header as a UUID object and hands it to httpx unconverted, which
+          // refuses it, so a generated client could not send the header at all.
+          name: "x-tenant-id", in: "header", required: true, schema: { type: "string", pattern: uuidPattern },
+          description: "The tenant the request acts in, its id (a UUID); it sets the row-level security context.",
         },
         IfMatch: {
           name: "If-Match", in: "header", required: false, schema: { type: "string" },

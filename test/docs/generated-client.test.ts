@@ -76,7 +76,7 @@ Deno.test("openapi-python-client generates a client from the served document wit
     assert.deepEqual(remarks, [], said);
 
     await withFixture(async ({ tenant }) => {
-      const { owner, tenantId } = await tenant("generated client");
+      const { owner, tenantId } = await tenant("generated-client");
       const exercised = await run(join(venv, "bin/python"), [join(root, "test/docs/python-client/exercise.py")], {
         ...env,
         CLIENT_PARENT: work,

@@ -1397,7 +1397,8 @@ export interface components {
     schemas: {
         /** @description An RFC 9457 problem document; `type` names the kind of problem. */
         Problem: {
-            type: components["schemas"]["ProblemType"];
+            /** @description The kind of problem, one URN per thing a client handles differently: one of components.schemas.ProblemType; each response lists the ones it may carry in x-problem-types. */
+            type: string;
             title: string;
             status: number;
             detail: string;
@@ -2473,7 +2474,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description The tenant the request acts in; it sets the row-level security context. */
+        /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
         TenantId: string;
         /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
         IfMatch: string;
@@ -3772,7 +3773,7 @@ export interface operations {
                 status?: "active" | "archived";
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -3838,7 +3839,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -3942,7 +3943,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -4014,7 +4015,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -4092,7 +4093,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -4230,7 +4231,7 @@ export interface operations {
                 status?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -4296,7 +4297,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4400,7 +4401,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -4472,7 +4473,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -4550,7 +4551,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -4688,7 +4689,7 @@ export interface operations {
                 active?: "true" | "false";
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -4754,7 +4755,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -4858,7 +4859,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -4930,7 +4931,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -5008,7 +5009,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5148,7 +5149,7 @@ export interface operations {
                 email?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -5214,7 +5215,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5309,7 +5310,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -5381,7 +5382,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -5459,7 +5460,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5583,7 +5584,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5678,7 +5679,7 @@ export interface operations {
                 updatedSince?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -5744,7 +5745,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -5848,7 +5849,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -5920,7 +5921,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -5998,7 +5999,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -6131,7 +6132,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6231,7 +6232,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6331,7 +6332,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6431,7 +6432,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6531,7 +6532,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6649,7 +6650,7 @@ export interface operations {
                 source?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -6715,7 +6716,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -6787,7 +6788,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -6907,7 +6908,7 @@ export interface operations {
                 status?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -6973,7 +6974,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -7045,7 +7046,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -7158,7 +7159,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -7252,7 +7253,7 @@ export interface operations {
                 offset?: number;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -7329,7 +7330,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -7444,7 +7445,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -7517,7 +7518,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -7620,7 +7621,7 @@ export interface operations {
                 dueAfter?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -7686,7 +7687,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -7781,7 +7782,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -7853,7 +7854,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -7922,7 +7923,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -8055,7 +8056,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -8186,7 +8187,7 @@ export interface operations {
                 deliveryState?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -8252,7 +8253,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -8327,7 +8328,7 @@ export interface operations {
                 offset?: number;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -8393,7 +8394,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -8492,7 +8493,7 @@ export interface operations {
                 templateKey?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -8558,7 +8559,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path?: never;
@@ -8618,7 +8619,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -8700,7 +8701,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path?: never;
@@ -8820,7 +8821,7 @@ export interface operations {
                 offset?: number;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -8888,7 +8889,7 @@ export interface operations {
             header: {
                 /** @description Kept with the subscription (its first 500 characters, without control characters), to tell a member's browsers apart. */
                 "User-Agent"?: string;
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
@@ -9003,7 +9004,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9075,7 +9076,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9149,7 +9150,7 @@ export interface operations {
                 status?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -9215,7 +9216,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path?: never;
@@ -9307,7 +9308,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9379,7 +9380,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9452,7 +9453,7 @@ export interface operations {
                 enabled?: "true" | "false";
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -9518,7 +9519,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path?: never;
@@ -9610,7 +9611,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9682,7 +9683,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9751,7 +9752,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -9875,7 +9876,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -9977,7 +9978,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -10054,7 +10055,7 @@ export interface operations {
                 eventType?: string;
             };
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
                 /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -10131,7 +10132,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {
@@ -10203,7 +10204,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The tenant the request acts in; it sets the row-level security context. */
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
                 "x-tenant-id": components["parameters"]["TenantId"];
             };
             path: {

@@ -19,7 +19,7 @@ get_property = importlib.import_module(f"{package}.api.properties.get_property")
 models = importlib.import_module(f"{package}.models")
 
 client = client_module.AuthenticatedClient(base_url=os.environ["API_BASE"], token=os.environ["TOKEN"])
-tenant = uuid.UUID(os.environ["TENANT_ID"])
+tenant = os.environ["TENANT_ID"]
 name = f"Generated client house {uuid.uuid4().hex[:8]}"
 body = models.PropertyCreate.from_dict({"name": name, "timezone": "Europe/Lisbon", "currency": "EUR"})
 
