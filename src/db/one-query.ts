@@ -11,9 +11,8 @@
 // answering once at the end; `set_config(…, true)` lasts to its end, as it lasted to COMMIT,
 // and statement_timeout set by the first applies to the second (Postgres arms it for each
 // statement of the message). So a read is two statements and one answer; the pooler
-// hands the server connection back at that answer, as it did at COMMIT's. Through the
-// local stack's PgBouncer the API's read by id served 15 to 30 % more requests a second
-// (docs/benchmarks.md).
+// hands the server connection back at that answer, as it did at COMMIT's; what that buys
+// through the pooler is measured in docs/benchmarks.md.
 //
 // The simple protocol has no parameters, so only statements whose values are all written
 // into the SQL go this way (src/db/client-side-binding.ts); the rest go as before.

@@ -54,8 +54,8 @@ const generatedTypeParsers = {
 
 // Postgres writes `2026-11-22 09:30:00.123456+00`; JSON clients expect RFC 3339, which
 // differs only in the `T` and the offset's minutes. A date (`2026-11-22`) has neither.
-// Plain string operations: a list of 20 reservations converts 40 timestamps, and two
-// regular-expression replaces each were a tenth of the function's busy time (profiled).
+// Plain string operations rather than regular expressions: every timestamp of every row
+// a list answers passes through here, and the replaces showed in the function's profile.
 function toRfc3339(raw: string): string {
   const space = raw.indexOf(" ");
   if (space === -1) return raw;
