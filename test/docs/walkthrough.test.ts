@@ -93,7 +93,7 @@ Deno.test("docs/api.md's integration walk-through: a key, the property's stay, a
   await run(script, async (lines, ownerId) => {
     assert.equal(lines.length, 11, lines.join("\n"));
     checkFirstWalkThrough(lines.slice(0, 7));
-    assert.deepEqual(lines.slice(7), ["36000", "204", "idempotent-replayed: true", "0"], lines.join("\n"));
+    assert.deepEqual(lines.slice(7), ["36000", "201", "idempotent-replayed: true", "0"], lines.join("\n"));
     const payments = await sql`
       select p.external_reference, p.source from public.payments p
       join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${ownerId}`;
