@@ -235,7 +235,7 @@ Deno.test("inbox across tenants: a user's messages in one tenant are not in thei
     const both = a.owner;
     const inB = client(both, b.tenantId);
     await expectStatus("POST", "/v1/tenants/{tenantId}/members",
-      await b.ownerClient.post(`/tenants/${b.tenantId}/members`, { email: both.email, role: "staff" }), 204);
+      await b.ownerClient.post(`/tenants/${b.tenantId}/members`, { email: both.email, role: "staff" }), 201);
     const inA = await deliverToInbox(sql, a.tenantId, both.id, { minutesAgo: 2 });
     const ofB = await deliverToInbox(sql, b.tenantId, both.id, { minutesAgo: 1 });
 

@@ -59,7 +59,7 @@ Deno.test("the api function with a VAPID key answers it; without loopback endpoi
       assert.equal(count!.count, 0, "nothing was stored");
       const taken = await send("POST", "/push/subscriptions", await browserSubscription());
       await assertMatchesContract("POST", PUSH_SUBSCRIPTIONS, taken);
-      assert.equal(taken.status, 204, "a push service's endpoint is taken");
+      assert.equal(taken.status, 201, "a push service's endpoint is taken");
     } finally {
       await api.close();
     }
