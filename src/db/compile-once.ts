@@ -33,9 +33,3 @@ export function compileOnce<Values extends (string | readonly string[])[], Row>(
     parameters: compiled.parameters.map((parameter, at) => slots[at] === -1 ? parameter : values[slots[at]!]),
   });
 }
-
-// A query built and compiled on the spot, without a connection: for SQL whose text
-// depends on its values (values written into it as literals), which compileOnce cannot serve.
-export function compileNow<Row>(build: (db: Kysely<DB>) => CompiledQuery<Row>): CompiledQuery<Row> {
-  return build(compiler);
-}

@@ -8,7 +8,7 @@
 // statements are two round trips of one transaction: should either fail, the events
 // stay on their queue and nothing of them is made.
 import { z } from "zod";
-import { transactionInTwoSteps } from "../db/connection-loss.ts";
+import { workerTransaction } from "../db/worker-transactions.ts";
 import type { Sql } from "../db/pool.ts";
 import type { Logger } from "../logging/logger.ts";
 import { renderCheckInAlert, type StaffAlert } from "./staff-text.ts";
@@ -46,19 +46,18 @@ type TakenEvent = { msg_id: string; event: Record<string, unknown> | null; check
 export async function expandEvents(deps: ExpansionDependencies, maxEvents: number): Promise<ExpansionCounts> {
   const none = { expanded: 0, dropped: 0, sent: 0 };
   try {
-    const { second } = await transactionInTwoSteps(
+    const { second } = await workerTransaction(
       deps.sql,
       (tx) => [
-        tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
         // The count in the text, as the claim's load query names its notifications: a
-        // parameter would cost a round trip through the pooler (src/db/worker-context.ts).
+        // parameter would cost a round trip through the pooler (src/db/worker-transactions.ts).
         tx.unsafe(
           `select msg_id::text, event, check_in_alert from private.take_notification_events(${Math.trunc(maxEvents)}, true)`,
           [],
           { prepare: false },
         ),
       ],
-      ([, rows], tx) => {
+      ([rows], tx) => {
         const taken = rows as TakenEvent[];
         if (taken.length === 0) return [];
         const handed = taken.map((row) => ({ msgId: row.msg_id, event: withAlert(deps, row) }));

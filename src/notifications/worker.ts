@@ -7,8 +7,7 @@
 // records every outcome with its job's deletion (or postponement).
 import { z } from "zod";
 import type { Database } from "../db/database.types.ts";
-import { uuidLiteral } from "../db/worker-context.ts";
-import { pipelinedTransaction } from "../db/connection-loss.ts";
+import { uuidLiteral, workerTransaction } from "../db/worker-transactions.ts";
 import { expandEvents } from "./expansion.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../queue/claims.ts";
 import type postgres from "postgres";
@@ -635,8 +634,7 @@ async function loadClaim(deps: WorkerDependencies, jobs: TenantJob[]): Promise<M
     loaded.set(job, { kind: "drop", why: `job ${earlier.msgId} of the same claim carries the notification` });
     return false;
   });
-  const [, rows] = await pipelinedTransaction(deps.sql, (tx) => [
-    tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+  const { first: [rows] } = await workerTransaction(deps.sql, (tx) => [
     // Never prepared: its text names the claim's notifications, so it differs every time.
     tx.unsafe<LoadedRow[]>(loadQuery(claimed, deps.settings.unconfirmedWaitSeconds), [], { prepare: false }),
   ]);
@@ -690,8 +688,7 @@ async function settleClaim(deps: WorkerDependencies, settled: Settled[]): Promis
       };
     }),
   };
-  await pipelinedTransaction(deps.sql, (tx) => [
-    tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+  await workerTransaction(deps.sql, (tx) => [
     tx`select private.settle_notification_claim(${JSON.stringify(claim)}::text::jsonb)`,
   ]);
 }
@@ -717,7 +714,7 @@ function present<Row, Column extends keyof Row>(
 // tenant's context through private.load_notification_claim, whose plan is kept for the
 // connection (supabase/migrations/20261201000300_load_a_claim_in_one_call.sql); the
 // notifications and their tenants are named in the call's text (see
-// src/db/worker-context.ts). A left join reads its columns as nullable, so every column
+// src/db/worker-transactions.ts). A left join reads its columns as nullable, so every column
 // but the notification's own may be null here.
 const loadQuery = (jobs: readonly TenantJob[], unconfirmedWaitSeconds: number) =>
   `select * from private.load_notification_claims(array[${jobs.map((job) => uuidLiteral(job.tenantId)).join(", ")}]::uuid[], ` +

@@ -6,10 +6,9 @@
 // subscription's new state with the jobs' deletion or postponement.
 import { z } from "zod";
 import type { Database } from "../db/database.types.ts";
-import { pipelinedTransaction } from "../db/connection-loss.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../queue/claims.ts";
 import type { Sql } from "../db/pool.ts";
-import { uuidLiteral } from "../db/worker-context.ts";
+import { uuidLiteral, workerTransaction } from "../db/worker-transactions.ts";
 import type { Logger } from "../logging/logger.ts";
 import { webhookBody } from "./payload.ts";
 import { retryAfterSeconds, retryDelaySeconds } from "./schedule.ts";
@@ -163,7 +162,7 @@ async function processClaim(deps: WebhookWorkerDependencies, jobs: Job[]) {
 // events and subscriptions, and a lease taken on each it may post (attempt_fresh) when it is
 // pending and no other attempt holds it (none started, or the last one started longer ago
 // than a lease); else the other attempt's start. The deliveries and their tenants are named
-// in the call's text (src/db/worker-context.ts). A second job for a delivery already in the
+// in the call's text (src/db/worker-transactions.ts). A second job for a delivery already in the
 // claim is dropped, so no claim posts one delivery twice.
 async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
   const loaded = new Map<TenantJob, LoadedRow | "duplicate">();
@@ -179,7 +178,7 @@ async function loadClaim(deps: WebhookWorkerDependencies, jobs: TenantJob[]) {
     unique.push(job);
   }
   if (unique.length === 0) return loaded;
-  const [rows] = await pipelinedTransaction(deps.sql, (tx) => [
+  const { first: [rows] } = await workerTransaction(deps.sql, (tx) => [
     // Never prepared: its text names the claim's deliveries, so it differs every time.
     tx.unsafe<LoadedRow[]>(loadQuery(unique, deps.settings.attemptLeaseSeconds), [], { prepare: false }),
   ]);
@@ -335,8 +334,7 @@ async function settleClaim(deps: WebhookWorkerDependencies, settled: Settled[]):
       released: group.flatMap((result) => result.lease ? [result.lease] : []),
     })),
   };
-  await pipelinedTransaction(deps.sql, (tx) => [
-    tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`,
+  await workerTransaction(deps.sql, (tx) => [
     tx`select private.settle_webhook_claim(${JSON.stringify(claim)}::text::jsonb)`,
   ]);
 }

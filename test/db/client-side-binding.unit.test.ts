@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, sql } from "kysely";
 import { bindingInClient, boundInClient, literal, withValuesWritten } from "../../src/db/client-side-binding.ts";
-import { compileNow } from "../../src/db/compile-once.ts";
+import { compileOnce } from "../../src/db/compile-once.ts";
 import { AheadOfBegin, Prelude } from "../../src/db/pipelined-transactions.ts";
 
 // Postgres's reading of an E'' string, for the cases below: a backslash escapes the next
@@ -162,10 +162,10 @@ Deno.test("SQL the scanner cannot be sure of is left with its parameters", () =>
 });
 
 Deno.test("a compiled query comes back with no parameters, a plain query that keeps its id", () => {
-  const query = compileNow((db) =>
+  const query = compileOnce((db) =>
     db.selectFrom("guests").select(["id", "first_name"]).where("id", "=", "1b6f3c39-0a1f-4a36-9d0f-6d7b6e2b8f11")
       .where("last_name", "like", "O'%").limit(20).offset(40).compile()
-  );
+  )();
   const bound = boundInClient(query);
   assert.deepEqual(bound.parameters, []);
   assert.equal(bound.queryId, query.queryId);
@@ -173,8 +173,8 @@ Deno.test("a compiled query comes back with no parameters, a plain query that ke
   assert.match(bound.sql, /"id" = \(E'1b6f3c39-0a1f-4a36-9d0f-6d7b6e2b8f11'\)/);
   assert.match(bound.sql, /like \(E'O''%'\) limit \('20'\) offset \('40'\)$/);
 
-  const prelude = new Prelude(compileNow((db) => sql<{ one: string }>`select set_config('app.x', ${"v"}, true) as one`.compile(db)));
-  const ahead = new AheadOfBegin(compileNow((db) => sql`select ${1}::int`.compile(db)));
+  const prelude = new Prelude(compileOnce((db) => sql<{ one: string }>`select set_config('app.x', ${"v"}, true) as one`.compile(db))());
+  const ahead = new AheadOfBegin(compileOnce((db) => sql`select ${1}::int`.compile(db))());
   for (const special of [prelude, ahead]) {
     const plain = boundInClient(special);
     assert.ok(!(plain instanceof Prelude) && !(plain instanceof AheadOfBegin), "what reaches postgres.js is a plain query");

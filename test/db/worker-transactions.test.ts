@@ -1,9 +1,11 @@
-// transactionInTwoSteps (src/db/connection-loss.ts): the second step is made from the
-// first's results and runs in the same transaction; whatever fails, the connection goes
-// back to the pool outside any transaction, directly and through the pooler alike.
+// workerTransaction (src/db/worker-transactions.ts), the one way a worker's statements
+// reach Postgres: under the background worker's statement timeout, in one transaction;
+// a second step is made from the first's results and runs in the same transaction;
+// whatever fails, the connection goes back to the pool outside any transaction, directly
+// and through the pooler alike.
 import assert from "node:assert/strict";
 import type postgres from "postgres";
-import { transactionInTwoSteps } from "../../src/db/connection-loss.ts";
+import { workerTransaction } from "../../src/db/worker-transactions.ts";
 import { createPool, type PoolMode } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
@@ -32,9 +34,26 @@ const leftOver = async (sql: postgres.Sql) => {
 };
 
 for (const way of ways) {
+  Deno.test(`one step: BEGIN, the worker's statement timeout, the statements and COMMIT, the statements' results${way.label}`, () =>
+    withSql(way, async (sql) => {
+      const { first, second } = await workerTransaction(sql, (tx) => [
+        probeSet(tx),
+        tx`select current_setting('statement_timeout') as timeout, current_setting('app.probe') as probe`,
+      ]);
+      assert.equal(first.length, 2, "only the caller's statements' results");
+      assert.deepEqual(second, []);
+      const [row] = first[1] as { timeout: string; probe: string }[];
+      const [role] = await sql<{ timeout: string }[]>`select private.role_statement_timeout('background_worker') as timeout`;
+      const [session] = await sql<{ timeout: string }[]>`select current_setting('statement_timeout') as timeout`;
+      assert.equal(row!.probe, "in the transaction");
+      assert.equal(row!.timeout, role!.timeout, "the background worker's statement timeout");
+      assert.notEqual(role!.timeout, session!.timeout, "which is not the connection's own");
+      assert.equal(await leftOver(sql), null, "committed: nothing of it is left on the connection");
+    }));
+
   Deno.test(`the second step is made from the first's results and runs in the same transaction${way.label}`, () =>
     withSql(way, async (sql) => {
-      const { first, second } = await transactionInTwoSteps(
+      const { first, second } = await workerTransaction(
         sql,
         (tx) => [probeSet(tx)],
         ([rows], tx) => {
@@ -49,7 +68,7 @@ for (const way of ways) {
 
   Deno.test(`a second step of nothing commits the first${way.label}`, () =>
     withSql(way, async (sql) => {
-      const { first, second } = await transactionInTwoSteps(sql, (tx) => [probeSet(tx)], () => []);
+      const { first, second } = await workerTransaction(sql, (tx) => [probeSet(tx)], () => []);
       assert.equal(first.length, 1);
       assert.deepEqual(second, []);
       assert.equal(await leftOver(sql), null);
@@ -59,7 +78,7 @@ for (const way of ways) {
     withSql(way, async (sql) => {
       let secondMade = false;
       await assert.rejects(
-        transactionInTwoSteps(sql, (tx) => [probeSet(tx), tx`select 1 / 0`], () => {
+        workerTransaction(sql, (tx) => [probeSet(tx), tx`select 1 / 0`], () => {
           secondMade = true;
           return [];
         }),
@@ -72,7 +91,7 @@ for (const way of ways) {
   Deno.test(`a second step that cannot be made, or fails, rolls back the first step's work${way.label}`, () =>
     withSql(way, async (sql) => {
       await assert.rejects(
-        transactionInTwoSteps(sql, (tx) => [probeSet(tx)], () => {
+        workerTransaction(sql, (tx) => [probeSet(tx)], () => {
           throw new Error("nothing to write");
         }),
         /nothing to write/,
@@ -80,7 +99,7 @@ for (const way of ways) {
       assert.equal(await leftOver(sql), null);
 
       await assert.rejects(
-        transactionInTwoSteps(
+        workerTransaction(
           sql,
           (tx) => [tx`select set_config('app.probe', 'in the transaction', true)`, tx`create temporary table two_steps (n integer) on commit drop`],
           (_, tx) => [tx`insert into two_steps values (1)`, tx`select 1 / 0`],
