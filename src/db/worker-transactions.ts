@@ -33,6 +33,16 @@ export function uuidLiteral(id: string): string {
 const timeout = (tx: postgres.ReservedSql) =>
   tx`select set_config('statement_timeout', private.role_statement_timeout('background_worker'), true)`;
 
+// Postgres picks a victim to end a deadlock, and a serializable transaction may have to
+// give way; either rolled back everything, so the transaction is taken again from the start.
+const TAKEN_AGAIN = new Set(["40P01", "40001"]);
+const ATTEMPTS = 3;
+
+function mustTakeAgain(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && TAKEN_AGAIN.has(code);
+}
+
 // BEGIN, the timeout and `first`, written at once. Without `then`, COMMIT goes with them:
 // one round trip. With it, for work that needs the database's answer before it can say
 // what to write, `then` makes the second statements from the first ones' results, and
@@ -40,7 +50,23 @@ const timeout = (tx: postgres.ReservedSql) =>
 // in the first step, or in making the second, is rolled back at once, so the connection
 // goes back to the pool outside any transaction; one in the second is rolled back by the
 // COMMIT after it.
+// A deadlock or a serialization failure is taken again, up to three times in all.
 export async function workerTransaction(
+  sql: Sql,
+  first: Statements,
+  then?: (firstResults: unknown[], tx: postgres.ReservedSql) => Unsent[],
+): Promise<{ first: unknown[]; second: unknown[] }> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await transactionOnce(sql, first, then);
+    } catch (error) {
+      if (attempt >= ATTEMPTS || !mustTakeAgain(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+    }
+  }
+}
+
+async function transactionOnce(
   sql: Sql,
   first: Statements,
   then?: (firstResults: unknown[], tx: postgres.ReservedSql) => Unsent[],

@@ -903,9 +903,12 @@ begin
   end if;
 
   perform set_config('role', 'background_worker', true);
+  -- Tenants in one order in every claim, so that two claims settling at once take the
+  -- rows they share (a member's push subscriptions) in the same order, never in a cycle.
   for tenant in
     select * from jsonb_to_recordset(claim -> 'tenants')
       as t("tenantId" uuid, changes jsonb, inbox jsonb, "pushAccepted" jsonb, "pushGone" jsonb)
+    order by t."tenantId"
   loop
     perform set_config('app.tenant_id', tenant."tenantId"::text, true);
 

@@ -571,9 +571,12 @@ begin
   from jsonb_to_recordset(claim -> 'postponed') as p("msgId" bigint, "delaySeconds" integer);
 
   perform set_config('role', 'background_worker', true);
+  -- Tenants in one order in every claim, so that two claims settling at once take the
+  -- rows they share (a subscription's) in the same order, never in a cycle.
   for tenant in
     select * from jsonb_to_recordset(claim -> 'tenants')
       as t("tenantId" uuid, attempts jsonb, deliveries jsonb, subscriptions jsonb, released jsonb)
+    order by t."tenantId"
   loop
     perform set_config('app.tenant_id', tenant."tenantId"::text, true);
 

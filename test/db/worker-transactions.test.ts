@@ -110,4 +110,29 @@ for (const way of ways) {
       const [table] = await sql<{ exists: boolean }[]>`select to_regclass('pg_temp.two_steps') is not null as exists`;
       assert.equal(table!.exists, false, "and the first step's table with it");
     }));
+
+  Deno.test(`a deadlock's victim is taken again from the start; another failure is not${way.label}`, () =>
+    withSql(way, async (sql) => {
+      const sequence = `worker_tx_probe_${crypto.randomUUID().replaceAll("-", "")}`;
+      await sql.unsafe(`create sequence public.${sequence}`);
+      try {
+        // Sequences do not roll back: the count of attempts survives each one's rollback.
+        const failFirst = (code: string) => (tx: postgres.ReservedSql) => [
+          tx.unsafe(`do $$ begin if nextval('public.${sequence}') = 1 then raise exception 'probe' using errcode = '${code}'; end if; end $$`),
+          probeSet(tx),
+        ];
+        const { first } = await workerTransaction(sql, failFirst("40P01"));
+        assert.equal((first[1] as { probe: string }[])[0]!.probe, "in the transaction", "the second attempt's results");
+        const [afterDeadlock] = await sql.unsafe(`select last_value::int as attempts from public.${sequence}`);
+        assert.equal(afterDeadlock!.attempts, 2);
+
+        await sql.unsafe(`alter sequence public.${sequence} restart`);
+        await assert.rejects(workerTransaction(sql, failFirst("22012")), (error: { code?: string }) => error.code === "22012");
+        const [afterOther] = await sql.unsafe(`select last_value::int as attempts from public.${sequence}`);
+        assert.equal(afterOther!.attempts, 1, "a failure that is no deadlock is the caller's at once");
+        assert.equal(await leftOver(sql), null);
+      } finally {
+        await sql.unsafe(`drop sequence public.${sequence}`);
+      }
+    }));
 }
