@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { ReadonlyKysely } from "kysely/readonly";
 import type { DB } from "./database.ts";
 
 // What a GET handler, and every query function it calls, is given to query with: reads,
@@ -20,6 +21,9 @@ import type { DB } from "./database.ts";
 // A compiled statement or an `sql` template is text the compiler cannot read: one that
 // writes, sent through a read, commits on its own, whatever the read does next.
 //
-// A Transaction<DB> is a Reads, so a write may call the queries a read calls; a Reads is
-// no Transaction<DB>.
-export type Reads = Pick<Kysely<DB>, "selectFrom" | "selectNoFrom" | "executeQuery" | "getExecutor">;
+// The selects are Kysely's own read-only ones (kysely/readonly). Its ReadonlyKysely as a
+// whole is not used: it refuses getExecutor, which the reads' `sql` templates need, and
+// a Transaction<DB> is not assignable to it (its writers and its `with` answer type
+// errors there), while a write must be able to call the queries a read calls. So a
+// Transaction<DB> is a Reads; a Reads is no Transaction<DB>.
+export type Reads = Pick<ReadonlyKysely<DB>, "selectFrom" | "selectNoFrom"> & Pick<Kysely<DB>, "executeQuery" | "getExecutor">;
