@@ -19,21 +19,10 @@ export PMS_PORT_BASE NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 examples=${FUZZ_EXAMPLES:-40}
 seed=${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 
-# The virtual environment is kept per requirements file, like the Auth build.
-requirements=test/fuzz/requirements.txt
-venv="$HOME/.cache/pms-stack/schemathesis-$(sha256sum "$requirements" | cut -c1-16)"
-if [ ! -x "$venv/bin/schemathesis" ]; then
-  echo "installing Schemathesis into $venv"
-  rm -rf "$venv.partial"
-  if ! { python3 -m venv "$venv.partial" &&
-         "$venv.partial/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$requirements"; }; then
-    echo "could not install Schemathesis"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-  rm -rf "$venv" && mv "$venv.partial" "$venv"
-  # A virtual environment records its own path; moved, its scripts point at the old one.
-  sed -i "s#$venv.partial#$venv#g" "$venv"/bin/* "$venv/pyvenv.cfg"
+if ! venv=$(bash scripts/python-venv.sh schemathesis test/fuzz/requirements.txt); then
+  echo "could not install Schemathesis"
+  echo "0 passed, 1 failed"
+  exit 1
 fi
 
 reports=.stack/fuzz

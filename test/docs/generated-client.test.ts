@@ -20,37 +20,11 @@ async function run(command: string, args: string[], env: Record<string, string> 
 }
 
 // The generator in a virtual environment of its own, kept per requirements file as the
-// fuzzer's is, installed from the pinned list alone.
+// fuzzer's is (scripts/python-venv.sh), installed from the pinned list alone.
 async function generatorEnvironment(): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(requirements));
-  const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 16);
-  const venv = join(Deno.env.get("HOME") ?? "/tmp", ".cache/pms-stack", `openapi-python-client-${hash}`);
-  try {
-    await Deno.stat(join(venv, "bin/openapi-python-client"));
-    return venv;
-  } catch {
-    // Not installed yet.
-  }
-  const partial = `${venv}.partial`;
-  await Deno.remove(partial, { recursive: true }).catch(() => {});
-  const made = await run("python3", ["-m", "venv", partial]);
+  const made = await run("bash", [join(root, "scripts/python-venv.sh"), "openapi-python-client", requirements]);
   assert.equal(made.code, 0, made.stderr);
-  const installed = await run(join(partial, "bin/pip"), [
-    "install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r", requirements,
-  ]);
-  assert.equal(installed.code, 0, installed.stderr);
-  // The environment's scripts name the folder they were made in.
-  for await (const entry of Deno.readDir(join(partial, "bin"))) {
-    const file = join(partial, "bin", entry.name);
-    if (!entry.isFile) continue;
-    const text = await Deno.readTextFile(file).catch(() => null);
-    if (text?.includes(partial)) await Deno.writeTextFile(file, text.replaceAll(partial, venv));
-  }
-  const config = join(partial, "pyvenv.cfg");
-  await Deno.writeTextFile(config, (await Deno.readTextFile(config)).replaceAll(partial, venv));
-  await Deno.remove(venv, { recursive: true }).catch(() => {});
-  await Deno.rename(partial, venv);
-  return venv;
+  return made.stdout.trim();
 }
 
 Deno.test("openapi-python-client generates a client from the served document without a warning, and it works", async () => {
