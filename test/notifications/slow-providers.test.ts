@@ -10,7 +10,7 @@ import { type Client, withFixture } from "../support/api.ts";
 import { createGuest, createProperty, createReservation, createUnit, addDays, stepReservation } from "../support/domain.ts";
 import type postgres from "postgres";
 import { drainQueue, mail, notificationIdsIn, reportsSettled, setPreference, sms } from "../support/notifications.ts";
-import { stack } from "../support/stack.ts";
+import { functionIdle, stack } from "../support/stack.ts";
 import type { ScriptedResponse } from "../../local/capture.ts";
 
 const GUESTS = 200;
@@ -51,6 +51,7 @@ async function withSchedule<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     scheduler.kill("SIGTERM");
     await scheduler.status;
+    await functionIdle("notifications-worker");
   }
 }
 

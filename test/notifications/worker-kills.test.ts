@@ -12,7 +12,7 @@ import { withFixture } from "../support/api.ts";
 import { createProperty } from "../support/domain.ts";
 import { drainQueue, mail, notificationIdsIn, reportsSettled, sms } from "../support/notifications.ts";
 import { drainWebhooks, subscribeReceiver } from "../support/outbound-webhooks.ts";
-import { stack } from "../support/stack.ts";
+import { type RuntimeWorker, runtimeWorkers, stack } from "../support/stack.ts";
 import { webhookReceiver as receiver } from "../support/webhook-receiver.ts";
 
 const NOTIFICATIONS_PER_TENANT = 1000;
@@ -20,20 +20,14 @@ const DELIVERIES = 500;
 const KILLS = 20;
 const LOGS = new URL("../../.stack/logs/", import.meta.url);
 
-type Worker = { pid: number; state: string; inFlight: number };
-
-async function workersOf(name: string): Promise<Worker[]> {
-  const response = await fetch(`http://127.0.0.1:${stack.functionPorts[name]}/_edge-runtime/workers`);
-  return await response.json() as Worker[];
-}
 
 // A worker in the middle of a run: a request in flight.
-const running = (worker: Worker) => worker.inFlight > 0 && (worker.state === "active" || worker.state === "retired");
+const running = (worker: RuntimeWorker) => worker.inFlight > 0 && (worker.state === "active" || worker.state === "retired");
 
-async function runningWorker(name: string, timeoutMs: number): Promise<Worker | null> {
+async function runningWorker(name: string, timeoutMs: number): Promise<RuntimeWorker | null> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const active = (await workersOf(name)).find(running);
+    const active = (await runtimeWorkers(name)).find(running);
     if (active) return active;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -122,7 +116,7 @@ Deno.test({
           const active = await runningWorker(name, 10_000);
           if (!active) continue;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 1500));
-          if (!(await workersOf(name)).some((worker) => worker.pid === active.pid && running(worker))) continue;
+          if (!(await runtimeWorkers(name)).some((worker) => worker.pid === active.pid && running(worker))) continue;
           try {
             Deno.kill(active.pid, "SIGKILL");
             kills.push({ at: Date.now(), name, pid: active.pid });
@@ -168,7 +162,7 @@ Deno.test({
         // A run the schedule started goes on for its time budget; the tests after this one
         // must find the queues to themselves.
         await waitUntil("the workers' last runs ended", 120_000, async () => {
-          const busy = [...await workersOf("notifications-worker"), ...await workersOf("webhooks-worker")].some(running);
+          const busy = [...await runtimeWorkers("notifications-worker"), ...await runtimeWorkers("webhooks-worker")].some(running);
           return busy ? null : true;
         });
       }

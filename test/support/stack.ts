@@ -200,3 +200,21 @@ export async function readProblem(response: Response): Promise<Problem> {
   }
   return await response.json() as Problem;
 }
+
+// The workers the local Edge Runtime runs for a function (local/edge-runtime/main.ts).
+export type RuntimeWorker = { pid: number; state: string; inFlight: number };
+
+export async function runtimeWorkers(name: string): Promise<RuntimeWorker[]> {
+  const response = await fetch(`http://127.0.0.1:${stack.functionPorts[name]}/_edge-runtime/workers`);
+  return await response.json() as RuntimeWorker[];
+}
+
+// Waits until no worker of the function holds a request, so that a run started before
+// (a scheduled run following the queue) cannot take the next test's jobs.
+export async function functionIdle(name: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await runtimeWorkers(name)).some((worker) => worker.inFlight > 0)) {
+    if (Date.now() > deadline) throw new Error(`${name} still holds a request after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
