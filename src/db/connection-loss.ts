@@ -12,6 +12,8 @@
 // either: the pool has already taken it back as closed, and handing it back would put
 // it among the open ones. Then the whole pool is replaced (RenewablePool, src/db/pool.ts),
 // because a connection that closed with a write pending never recovers in postgres.js.
+// A statement sent before any error has said the session is over meets the same crash;
+// absorbingOrphanedConnectionErrors (at the end) keeps the process alive through it.
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from "kysely";
 import type postgres from "postgres";
 import type { Logger } from "../logging/logger.ts";
@@ -208,20 +210,44 @@ export function guardingLostConnections(pool: RenewablePool, driverFor: (sql: Sq
   };
 }
 
+// postgres.js defers a write under 1 KiB to the next turn of the event loop. When the
+// connection closes in between, the deferred write finds no socket and throws a
+// TypeError from the timer, where no caller can catch it (porsager/postgres#1154 and
+// #1208, open upstream), and Deno ends the process: a statement sent on a reserved
+// connection whose session has just ended does it, before any error has told the guard
+// above that the session is over. What tells that error apart is where it was thrown,
+// the driver's deferred write (`nextWrite` in postgres's src/connection.js) at the top
+// of its stack; the message is the engine's and says nothing of it.
+const deferredWriteFrame = /^\s*at (?:\S+\.)?nextWrite \(\S*\/postgres\/(?:[^/]+\/)?src\/connection\.js:\d+:\d+\)$/;
+
+export function isWriteAfterClose(error: unknown): boolean {
+  if (!(error instanceof TypeError) || typeof error.stack !== "string") return false;
+  const firstFrame = error.stack.split("\n").find((line) => /^\s*at /.test(line));
+  return firstFrame !== undefined && deferredWriteFrame.test(firstFrame);
+}
+
+// Two failures of postgres.js that no request awaits, each of which would end the
+// function's process while it holds other requests; both are logged and absorbed here,
+// and anything else still ends the process.
+//
 // postgres.js runs a query of its own on every new connection before the connection's
 // first statement: it reads the array types (fetchArrayTypes, connection.js), and drops
 // that query's promise. When the connection is lost at that moment, as when a
 // transaction pooler closes its clients while Postgres restarts, the rejection reaches
-// no one, and Deno ends the process on an unhandled rejection: every request after it
-// would fail. The request that opened the connection is not left waiting: its own
-// statement fails with the connection. So a rejection no one handled that says the
-// database is unavailable is logged and absorbed here; any other still ends the process.
-// Returns what removes the listener.
+// no one, and Deno ends the process on an unhandled rejection. The request that opened
+// the connection is not left waiting: its own statement fails with the connection. So a
+// rejection no one handled that says the database is unavailable is absorbed.
+//
+// A deferred write after the close (above) leaves the statement it carried unanswered and
+// its connection holding the unsent bytes, never to write again: the pool is replaced,
+// which fails that statement at once (CONNECTION_DESTROYED) instead of at its deadline.
+// Returns what removes the listeners.
 export function absorbingOrphanedConnectionErrors(
   target: EventTarget,
   logger: Pick<Logger, "warn">,
+  pool: RenewablePool,
 ): () => void {
-  const absorb = (event: Event) => {
+  const absorbRejection = (event: Event) => {
     const { reason } = event as PromiseRejectionEvent;
     if (!isDatabaseUnavailable(reason)) return;
     event.preventDefault();
@@ -231,6 +257,19 @@ export function absorbingOrphanedConnectionErrors(
       reason: reason instanceof Error ? reason.message : String(reason),
     });
   };
-  target.addEventListener("unhandledrejection", absorb);
-  return () => target.removeEventListener("unhandledrejection", absorb);
+  const absorbError = (event: Event) => {
+    const { error } = event as ErrorEvent;
+    if (!isWriteAfterClose(error)) return;
+    event.preventDefault();
+    logger.warn("the database driver wrote to a connection that had closed; the pool is replaced", {
+      reason: (error as TypeError).message,
+    });
+    pool.renew(pool.current);
+  };
+  target.addEventListener("unhandledrejection", absorbRejection);
+  target.addEventListener("error", absorbError);
+  return () => {
+    target.removeEventListener("unhandledrejection", absorbRejection);
+    target.removeEventListener("error", absorbError);
+  };
 }

@@ -6,12 +6,14 @@ import {
   absorbingOrphanedConnectionErrors,
   endsSession,
   isDatabaseUnavailable,
+  isWriteAfterClose,
   poisonsPool,
 } from "../../src/db/connection-loss.ts";
-import { createPool } from "../../src/db/pool.ts";
+import { createPool, fixedPool, renewablePool } from "../../src/db/pool.ts";
 import { expectProblem, withFixture } from "../support/api.ts";
 import { createStay, readReservation } from "../support/domain.ts";
 import { adminSql } from "../support/session.ts";
+import { stack } from "../support/stack.ts";
 
 // No request may take longer than this, however the restart falls.
 const BOUNDED_MS = 20_000;
@@ -205,10 +207,10 @@ function poolerRefusingLogins() {
 Deno.test("a pooler closing a new connection at postgres.js's own first query: the statement fails as unavailable, and the rejection no one awaited is logged, not fatal", async () => {
   const pooler = poolerRefusingLogins();
   const warnings: Record<string, unknown>[] = [];
+  const sql = createPool(pooler.url, { applicationName: "pms-test", mode: "transaction" });
   const stopAbsorbing = absorbingOrphanedConnectionErrors(globalThis, {
     warn: (_message, fields = {}) => warnings.push(fields),
-  });
-  const sql = createPool(pooler.url, { applicationName: "pms-test", mode: "transaction" });
+  }, fixedPool(sql));
   try {
     const error = await sql`select 1`.then(() => null, (error: unknown) => error);
     assert.ok(isDatabaseUnavailable(error), `the statement failed with ${String(error)}`);
@@ -224,3 +226,53 @@ Deno.test("a pooler closing a new connection at postgres.js's own first query: t
   }
 });
 
+
+Deno.test("a statement sent on a reserved connection whose session has just ended: the driver's deferred write is absorbed, the statement fails at once as unavailable, and a new pool serves", async () => {
+  const admin = adminSql();
+  const warnings: string[] = [];
+  const pool = renewablePool(() => createPool(stack.dbUrl, { applicationName: "pms-test-write-after-close" }));
+  const stopAbsorbing = absorbingOrphanedConnectionErrors(globalThis, { warn: (message) => warnings.push(message) }, pool);
+  const first = pool.current;
+  try {
+    const reserved = await first.reserve();
+    const [session] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    await admin`select pg_terminate_backend(${session!.pid})`;
+    // The driver sees the socket close before the next statement is sent.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    const outcome = await Promise.race([
+      reserved`select 1 as one`.then(() => "answered", (error: unknown) => error),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5_000)),
+    ]);
+    assert.ok(isDatabaseUnavailable(outcome), `the statement failed as unavailable, not: ${String(outcome)}`);
+    assert.ok(performance.now() - started < 2_000, "at once, not at a deadline");
+    assert.deepEqual(warnings, ["the database driver wrote to a connection that had closed; the pool is replaced"]);
+    assert.notEqual(pool.current, first, "the pool was replaced");
+    const [answer] = await pool.current<{ two: number }[]>`select 2 as two`;
+    assert.equal(answer?.two, 2);
+  } finally {
+    stopAbsorbing();
+    await pool.current.end({ timeout: 0 });
+    await first.end({ timeout: 0 });
+    await admin.end();
+  }
+});
+
+Deno.test("only a TypeError thrown from postgres.js's deferred write is taken for a write after the close", () => {
+  const thrownAt = (frames: string[]) => Object.assign(new TypeError("Cannot read properties of null (reading 'write')"), {
+    stack: ["TypeError: Cannot read properties of null (reading 'write')", ...frames].join("\n"),
+  });
+  // As Deno and Node report it.
+  assert.ok(isWriteAfterClose(thrownAt([
+    "    at nextWrite (file:///cache/npm/registry/postgres/3.4.9/src/connection.js:255:22)",
+    "    at ext:deno_web/02_timers.js:35:14",
+  ])));
+  assert.ok(isWriteAfterClose(thrownAt([
+    "    at Immediate.nextWrite (file:///app/node_modules/postgres/src/connection.js:255:22)",
+    "    at process.processImmediate (node:internal/timers:485:21)",
+  ])));
+  assert.ok(!isWriteAfterClose(thrownAt(["    at handler (file:///app/src/handlers.ts:10:5)", "    at nextWrite (file:///app/node_modules/postgres/src/connection.js:255:22)"])));
+  assert.ok(!isWriteAfterClose(thrownAt(["    at nextWrite (file:///app/src/queue.ts:3:1)"])));
+  assert.ok(!isWriteAfterClose(Object.assign(new Error("x"), { stack: "Error: x\n    at nextWrite (file:///app/node_modules/postgres/src/connection.js:1:1)" })));
+  assert.ok(!isWriteAfterClose(null));
+});

@@ -62,16 +62,16 @@ const referenceRenderer = {
   readScript: () => Deno.readFile(new URL("./static/api-reference.js", import.meta.url)),
 };
 
-// A connection lost under postgres.js's own query must not end the function
-// (src/db/connection-loss.ts says how that happens).
-absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
-
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct
 // SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
 const database = databaseConnection((name) => Deno.env.get(name));
 const pool = renewablePool(() =>
   createPool(database.url, { applicationName: "pms-api", generatedTypes: true, mode: database.mode })
 );
+
+// A connection lost under postgres.js's own query, or under a write it deferred, must
+// not end the function (src/db/connection-loss.ts says how each happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger, pool);
 
 const api = createApi({
   pool,

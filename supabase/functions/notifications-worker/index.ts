@@ -13,16 +13,16 @@ const optional = (name: string) => Deno.env.get(name) || null;
 const numberFromEnv = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const now = () => Date.now();
 
-// A connection lost under postgres.js's own query must not end the function
-// (src/db/connection-loss.ts says how that happens).
-absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
-
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct
 // SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
 const database = databaseConnection((name) => Deno.env.get(name));
 const pool = renewablePool(() =>
   createPool(database.url, { applicationName: "pms-notifications-worker", generatedTypes: true, mode: database.mode })
 );
+
+// A connection lost under postgres.js's own query, or under a write it deferred, must
+// not end the function (src/db/connection-loss.ts says how each happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger, pool);
 
 const adapters = {
   email: createSendGridAdapter({

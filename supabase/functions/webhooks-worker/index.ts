@@ -14,15 +14,15 @@ import {
 import { signWebhook } from "../../../src/webhook-delivery/signing.ts";
 import { defaultWebhookWorkerSettings, runWebhookWorker } from "../../../src/webhook-delivery/worker.ts";
 
-// A connection lost under postgres.js's own query must not end the function
-// (src/db/connection-loss.ts says how that happens).
-absorbingOrphanedConnectionErrors(globalThis, jsonLogger);
-
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct SUPABASE_DB_URL.
 const database = databaseConnection((name) => Deno.env.get(name));
 const pool = renewablePool(() =>
   createPool(database.url, { applicationName: "pms-webhooks-worker", generatedTypes: true, mode: database.mode })
 );
+
+// A connection lost under postgres.js's own query, or under a write it deferred, must
+// not end the function (src/db/connection-loss.ts says how each happens).
+absorbingOrphanedConnectionErrors(globalThis, jsonLogger, pool);
 
 // WEBHOOKS_ALLOW_LOOPBACK_HTTP: true only on the local stack, whose receiver is on loopback.
 const policy = webhookEndpointPolicyFromEnv((name) => Deno.env.get(name));
