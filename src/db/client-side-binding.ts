@@ -22,13 +22,17 @@
 //   either, and Postgres resolves it the same way (a column's type, an operator's other
 //   side, text where nothing says).
 // - A bigint, as a literal of type int8: postgres.js sends a bigint as an int8 parameter.
+// - A boolean, as true or false: postgres.js sends one as a bool parameter.
+// - A valid Date, as its ISO text typed timestamptz: postgres.js sends a Date as a
+//   timestamptz parameter, serialized with toISOString. An invalid one stays a parameter,
+//   for postgres.js to refuse as it would.
 // Each literal is put in parentheses, which Postgres's grammar takes wherever it takes a
 // parameter, so that it never runs into the text beside it (a quote, a subscript).
 //
 // Anything else goes as it came, with its parameters: null and undefined (postgres.js
 // sends null as a parameter of no type, and `= NULL` is not that under
-// transform_null_equals; undefined it refuses), booleans, Dates, bytes, arrays, objects
-// (postgres.js types and serializes these itself). So does a statement whose SQL this
+// transform_null_equals; undefined it refuses), bytes, arrays, objects (postgres.js types
+// and serializes these itself). So does a statement whose SQL this
 // scanner cannot read for certain (below), or which uses a parameter twice or never: a
 // parameter used twice has one type, two literals may each get their own.
 //
@@ -92,6 +96,8 @@ export function literal(value: unknown): string | null {
   }
   if (typeof value === "number") return Number.isFinite(value) ? `('${"" + value}')` : null;
   if (typeof value === "bigint") return `('${value}'::pg_catalog.int8)`;
+  if (typeof value === "boolean") return value ? "(true)" : "(false)";
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : `('${value.toISOString()}'::pg_catalog.timestamptz)`;
   return null;
 }
 

@@ -97,14 +97,14 @@ Deno.test("through the pooler a read whose statement keeps a parameter goes as b
         const tenant = await fixture.tenant("binding-read-null");
         const scope = createRequestScope({ db, verify });
         const credentials = await scope.authenticate(new Request(stack.v1, { headers: { authorization: `Bearer ${tenant.owner.token}` } }));
-        // A boolean is sent as a parameter (src/db/client-side-binding.ts).
+        // A null is sent as a parameter (src/db/client-side-binding.ts).
         const read = () =>
           scope.read(credentials, tenant.tenantId, ({ db }) =>
-            sql<{ yes: boolean }>`select ${true}::boolean as yes, count(*)::int as guests from public.guests`.execute(db), () => {});
+            sql<{ yes: boolean | null }>`select ${null}::boolean as yes, count(*)::int as guests from public.guests`.execute(db), () => {});
         await read();
         relay.reset();
         const { rows: [row] } = await read();
-        assert.equal(row?.yes, true);
+        assert.equal(row?.yes, null);
         assert.equal(queries(relay.messages).length, 0, JSON.stringify(relay.messages));
         assert.deepEqual(parses(relay.messages).map((parse) => parse.parameterTypes), [0, 0, 1, 0]);
       } finally {
@@ -208,6 +208,29 @@ Deno.test("strings and numbers read back as they were sent, of the same types, i
     // A LIKE pattern escaped as listGuests escapes it, matched against what it escapes.
     const { rows: [like] } = await sql<{ matched: boolean }>`select ${"50% \\ _x"} like ${"50\\% \\\\ \\_%"} as matched`.execute(db);
     assert.equal(like!.matched, true);
+    return rows;
+  });
+  assert.deepEqual(transaction, session);
+});
+
+Deno.test("booleans and Dates read back as they were sent, of the same types, in both modes, against date and timestamp columns too", async () => {
+  const instants = [new Date(0), new Date(Date.UTC(2027, 5, 1, 23, 59, 59, 999)), new Date(Date.UTC(1999, 11, 31, 0, 0, 0, 1))];
+  const { transaction, session } = await bothModes(async (db) => {
+    const rows = [];
+    for (const flag of [true, false]) {
+      const { rows: [row] } = await sql<{ value: boolean; negated: boolean; type: string }>`
+        select ${flag} as value, not ${flag} as negated, pg_typeof(${flag})::text as type`.execute(db);
+      assert.equal(row!.value, flag);
+      rows.push(row);
+    }
+    for (const instant of instants) {
+      const { rows: [row] } = await sql<{ value: string | Date; type: string; day: string; before: boolean; sameDay: boolean }>`
+        select ${instant} as value, pg_typeof(${instant})::text as type, (${instant})::date::text as day,
+               '2000-01-01'::timestamp < ${instant} as before, '2027-06-01'::date = (${instant})::date as "sameDay"`.execute(db);
+      // The pool's type parsers give a timestamptz as text (src/db/pool.ts).
+      assert.equal(new Date(row!.value).getTime(), instant.getTime());
+      rows.push(row);
+    }
     return rows;
   });
   assert.deepEqual(transaction, session);

@@ -73,13 +73,19 @@ Deno.test("a finite number is quoted as postgres.js writes it; a bigint is typed
   for (const value of [NaN, Infinity, -Infinity]) assert.equal(literal(value), null, String(value));
 });
 
+Deno.test("a boolean and a Date are typed as postgres.js types them", () => {
+  assert.equal(literal(true), "(true)");
+  assert.equal(literal(false), "(false)");
+  assert.equal(literal(new Date(0)), "('1970-01-01T00:00:00.000Z'::pg_catalog.timestamptz)");
+  assert.equal(literal(new Date(Date.UTC(2027, 5, 1, 13, 45, 6, 789))), "('2027-06-01T13:45:06.789Z'::pg_catalog.timestamptz)");
+  assert.equal(withValuesWritten("select $1 and $2", [true, false]), "select (true) and (false)");
+});
+
 Deno.test("every other kind of value stays a parameter", () => {
   const others: unknown[] = [
     null,
     undefined,
-    true,
-    false,
-    new Date(0),
+    new Date(Number.NaN),
     new Uint8Array([1, 2]),
     ["a", "b"],
     [],
@@ -185,8 +191,8 @@ Deno.test("a compiled query comes back with no parameters, a plain query that ke
 Deno.test("a query with nothing to write, or that cannot be written, is passed on as it is", () => {
   const none = CompiledQuery.raw("select 1");
   assert.equal(boundInClient(none), none);
-  const withBoolean = CompiledQuery.raw("select $1", [true]);
-  assert.equal(boundInClient(withBoolean), withBoolean);
+  const withBytes = CompiledQuery.raw("select $1", [new Uint8Array([1])]);
+  assert.equal(boundInClient(withBytes), withBytes);
   const prelude = new Prelude(CompiledQuery.raw("select $1", [null]));
   assert.equal(boundInClient(prelude), prelude);
 });
@@ -215,13 +221,13 @@ Deno.test("the driver sends every statement through boundInClient and hands back
   await bound.beginTransaction(connection, {});
   await connection.executeQuery(CompiledQuery.raw("select $1, $2", ["x", 2]));
   for await (const _ of connection.streamQuery(CompiledQuery.raw("select $1", ["y"]), 10));
-  await connection.executeQuery(CompiledQuery.raw("select $1", [false]));
+  await connection.executeQuery(CompiledQuery.raw("select $1", [null]));
   await bound.releaseConnection(connection);
   assert.deepEqual(sent.map(({ sql, parameters }) => [sql, parameters]), [
     ["begin", []],
     ["select (E'x'), ('2')", []],
     ["select (E'y')", []],
-    ["select $1", [false]],
+    ["select $1", [null]],
   ]);
   assert.deepEqual(released, [inner]);
 });
