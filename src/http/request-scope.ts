@@ -36,7 +36,7 @@ export type RequestScope = {
   // judges the role before anything the read found is answered. So `work` gets Reads.
   read<T>(
     credentials: Credentials,
-    tenantId: string,
+    tenantId: string | null,
     work: (session: Session<Reads>) => Promise<T>,
     authorize: (role: TenantRole | null) => void,
   ): Promise<T>;

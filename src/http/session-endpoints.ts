@@ -54,8 +54,8 @@ export type TenantContext<P, Q, B, M extends Method = Method> = Session<HandlerD
 };
 
 // A route for any signed-in user, outside any tenant (their tenant list, creating one).
-// It runs in one transaction whatever its method; a GET's handler still gets Reads, and
-// promises no more than a tenant's GET can keep.
+// A GET is read as a tenant's GET is, in scope.read, with no tenant and so no role to
+// judge; any other method runs in scope.run's one transaction.
 export function sessionEndpoint<
   P extends z.ZodObject | undefined = undefined,
   Q extends z.ZodObject | undefined = undefined,
@@ -71,6 +71,7 @@ export function sessionEndpoint<
     handle: async (request, params) => {
       const credentials = await scope.authenticate(request);
       const input = await parseInput(doc, request, params);
+      if (doc.method === "GET") return await scope.read(credentials, null, (session) => handler({ ...session, ...input, request }), () => {});
       return await scope.run(credentials, null, (session) => handler({ ...session, ...input, request }));
     },
   };

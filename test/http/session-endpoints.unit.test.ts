@@ -1,8 +1,7 @@
 // sessionEndpoint and tenantEndpoint: a route's method decides how its handler meets the
-// database. A tenant GET runs in scope.read, statement by statement, and its handler gets
-// Reads; any other method runs in scope.run and gets the transaction. The compiler holds
-// every GET handler to Reads (see handlersAsTyped), a session route's too, though that
-// one runs in a transaction.
+// database. A GET, a tenant's or a session route's, runs in scope.read, statement by
+// statement, and its handler gets Reads; any other method runs in scope.run and gets the
+// transaction. The compiler holds every GET handler to Reads (see handlersAsTyped).
 import assert from "node:assert/strict";
 import { json } from "../../src/http/json.ts";
 import type { Method } from "../../src/http/endpoint.ts";
@@ -61,12 +60,13 @@ Deno.test("a tenant GET runs in scope.read and its handler gets the read's state
   }
 });
 
-Deno.test("a session route runs in scope.run outside any tenant, whatever its method", async () => {
-  for (const method of ["GET", "POST"] as const) {
+Deno.test("a session route runs outside any tenant: a GET in scope.read, other methods in scope.run", async () => {
+  for (const method of ["GET", "POST", "PATCH", "DELETE"] as const) {
     const scope = recordingScope();
     const endpoint = sessionEndpoint(scope, { ...doc, method }, ({ db }) => Promise.resolve(json(200, { way: wayOf(db) })));
     const response = await endpoint.handle(request(method), {});
-    assert.deepEqual(await response.json(), { way: "run" }, method);
-    assert.deepEqual(scope.calls, [{ way: "run", tenantId: null }], method);
+    const way = method === "GET" ? "read" : "run";
+    assert.deepEqual(await response.json(), { way }, method);
+    assert.deepEqual(scope.calls, [{ way, tenantId: null }], method);
   }
 });
