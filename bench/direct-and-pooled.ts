@@ -6,16 +6,25 @@
 //   itself, each statement prepared once per connection;
 // - pooled: DATABASE_URL to the stack's PgBouncer in transaction mode, as the stack's
 //   functions run and a hosted project's should (docs/database-connection.md): nothing prepared.
-// At each concurrency both run, one after the other, the order alternating between
-// points. Before measuring, the database says which way each went.
+// Given an earlier revision (`npm run bench -- --before REV`), a third instance runs that
+// revision's api, pooled, from a work tree of it (base + 20): the same reads before and
+// after a change, measured side by side in one run rather than in two runs on a machine
+// that may have changed between them.
+// At each concurrency each instance runs, one after the other, the order alternating
+// between points. Before measuring, the database says which way each went.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { stack } from "../test/support/stack.ts";
 import { CONCURRENCIES, describe, headersFor, type ReadContext, type ReadRoute, readRoutes, WARM_UP_SECONDS } from "./reads.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
 
-export type Path = "direct" | "pooled";
-export type DirectAndPooled = Record<ReadRoute, Record<Path, LoadResult[]>>;
+export type Path = "direct" | "pooled" | "before";
+export type DirectAndPooled = Record<ReadRoute, Record<"direct" | "pooled", LoadResult[]> & { before?: LoadResult[] }> & {
+  // The revision the `before` instance ran, when one did.
+  before?: string;
+};
+// An earlier revision's work tree, checked out for the `before` instance.
+export type Before = { revision: string; root: URL };
 
 // Where /v1 is on a function's own port: the platform hands a function its name first.
 const FUNCTION_V1 = "/api/v1";
@@ -33,10 +42,13 @@ function firstPort(): number {
 }
 
 // The stack's functions' settings for the api, but for the database: only what it reads.
-function start(path: Path, port: number): Instance {
+function start(path: Path, port: number, root?: URL): Instance {
   const database: Record<string, string> = path === "direct" ? {} : { DATABASE_URL: stack.poolerUrl, DATABASE_POOL_MODE: "transaction" };
+  const [config, entrypoint] = root
+    ? [new URL("deno.json", root), new URL("supabase/functions/api/index.ts", root)]
+    : [CONFIG, ENTRYPOINT];
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--config", CONFIG.pathname, ENTRYPOINT.pathname],
+    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--config", config.pathname, entrypoint.pathname],
     clearEnv: true,
     env: {
       PATH: Deno.env.get("PATH") ?? "",
@@ -93,14 +105,16 @@ async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
   }
 }
 
-export async function directAndPooled(context: ReadContext, tenant: number): Promise<DirectAndPooled> {
+export async function directAndPooled(context: ReadContext, tenant: number, before?: Before): Promise<DirectAndPooled> {
   const port = firstPort();
   // PgBouncer gives connect times to the second.
   const since = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const instances = [start("direct", port), start("pooled", port + 1)];
+  const instances = [start("direct", port), start("pooled", port + 1), ...(before ? [start("before", port + 2, before.root)] : [])];
   try {
     await Promise.all(instances.map(ready));
-    const results: DirectAndPooled = { list: { direct: [], pooled: [] }, get: { direct: [], pooled: [] } };
+    const results: DirectAndPooled = before
+      ? { before: before.revision, list: { direct: [], pooled: [], before: [] }, get: { direct: [], pooled: [], before: [] } }
+      : { list: { direct: [], pooled: [] }, get: { direct: [], pooled: [] } };
     for (const route of ["list", "get"] as const) {
       const { label } = readRoutes[route];
       const point = (instance: Instance) => ({
@@ -119,7 +133,7 @@ export async function directAndPooled(context: ReadContext, tenant: number): Pro
         for (const instance of at % 2 === 0 ? instances : [...instances].reverse()) {
           const result = await runLoad({ ...point(instance), connections, seconds: context.seconds, observe: context.sql });
           context.log(`  ${label} c=${connections} ${instance.path}: ${describe(result)}`);
-          results[route][instance.path].push(result);
+          results[route][instance.path]!.push(result);
         }
       }
     }

@@ -80,6 +80,8 @@ export type Report = RunInfo & {
     scale?: Record<ReadRoute, number[]>;
     // Req/s through the pooler over req/s connected directly, per route and concurrency.
     pooledOverDirect?: Record<ReadRoute, number[]>;
+    // This tree's pooled req/s over an earlier revision's, side by side (--before).
+    afterOverBefore?: Record<ReadRoute, number[]>;
     // 1 - check-ins/s with the trigger over check-ins/s without it.
     triggerCost?: number;
     pipelineShareOfPgmqCeiling?: number;
@@ -134,6 +136,10 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   if (directAndPooled) {
     ratios.pooledOverDirect = each(routes, (route) =>
       CONCURRENCIES.map((_, i) => directAndPooled[route].pooled[i]!.requestsPerSecond / directAndPooled[route].direct[i]!.requestsPerSecond));
+    if (directAndPooled.before) {
+      ratios.afterOverBefore = each(routes, (route) =>
+        CONCURRENCIES.map((_, i) => directAndPooled[route].pooled[i]!.requestsPerSecond / directAndPooled[route].before![i]!.requestsPerSecond));
+    }
   }
   if (writes) ratios.triggerCost = 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond;
   if (pipeline) ratios.pipelineShareOfPgmqCeiling = pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond;
@@ -212,7 +218,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   const errors = routes.reduce((sum, route) =>
     sum + sumErrors([...(reads?.[route].api ?? []), ...(reads?.[route].httpCeiling ?? []), ...(scale?.oneTenantBefore[route] ?? []),
       ...(scale?.thousandTenants[route] ?? []), ...(scale?.oneTenantAfter[route] ?? []),
-      ...(directAndPooled?.[route].direct ?? []), ...(directAndPooled?.[route].pooled ?? []), ...(reads?.[route].sqlCeiling ?? [])]), 0) +
+      ...(directAndPooled?.[route].direct ?? []), ...(directAndPooled?.[route].pooled ?? []),
+      ...(directAndPooled?.[route].before ?? []), ...(reads?.[route].sqlCeiling ?? [])]), 0) +
     sumErrors(writes ? [writes.patchGuest, writes.checkIn, writes.checkInWithoutTrigger] : []) +
     (pipeline?.errors ?? 0) + (webhooks?.errors ?? 0) +
     sumErrors(limiter ? [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout] : []) +
@@ -331,6 +338,28 @@ export function markdown(report: Report): string {
           `| ${readRoutes[route].label} | ${connections} | ${fixed(direct.requestsPerSecond)} | ${fixed(direct.p50Ms, 1)} | ${fixed(direct.p99Ms, 1)} | ` +
             `${fixed(pooled.requestsPerSecond)} | ${fixed(pooled.p50Ms, 1)} | ${fixed(pooled.p99Ms, 1)} | ${direct.errors + pooled.errors} | ` +
             `${percent(pooledOverDirect[route][i]!)} |`,
+        );
+      });
+    }
+  }
+  if (directAndPooled?.before && ratios.afterOverBefore) {
+    const afterOverBefore = ratios.afterOverBefore;
+    lines.push(
+      "",
+      `**Before and after** (the same reads, through the pooler, from revision \`${directAndPooled.before}\`'s api instance and this tree's, ` +
+        "side by side at each point)",
+      "",
+      "| route | conn | before req/s | p50 ms | p99 ms | after req/s | p50 ms | p99 ms | errors | after / before |",
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    );
+    for (const route of routes) {
+      CONCURRENCIES.forEach((connections, i) => {
+        const earlier = directAndPooled[route].before![i]!;
+        const now = directAndPooled[route].pooled[i]!;
+        lines.push(
+          `| ${readRoutes[route].label} | ${connections} | ${fixed(earlier.requestsPerSecond)} | ${fixed(earlier.p50Ms, 1)} | ${fixed(earlier.p99Ms, 1)} | ` +
+            `${fixed(now.requestsPerSecond)} | ${fixed(now.p50Ms, 1)} | ${fixed(now.p99Ms, 1)} | ${earlier.errors + now.errors} | ` +
+            `${percent(afterOverBefore[route][i]!)} |`,
         );
       });
     }

@@ -9,11 +9,13 @@
 //   --only a,b,...     run only these parts (report.ts's PARTS); such a run is a look, not
 //                      a result: it writes to .stack/bench/results/ and leaves
 //                      bench/results/ and docs/benchmarks.md as they are
+//   --before REV       part 6 also runs revision REV's api, pooled, beside this tree's
+//                      (bench/direct-and-pooled.ts), from a work tree of it in .stack/bench
 import { defaultWorkerSettings } from "../src/notifications/worker.ts";
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
-import { directAndPooled } from "./direct-and-pooled.ts";
+import { type Before, directAndPooled } from "./direct-and-pooled.ts";
 import { limiterCost } from "./external.ts";
 import { benchOwner, benchStaff, LARGE_TENANT, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { largeTenant } from "./large-tenant.ts";
@@ -73,6 +75,24 @@ function chosenParts(args: string[]): Part[] {
   return PARTS.filter((part) => named.includes(part));
 }
 
+// --before REV: the revision, checked out in a work tree of its own (git-ignored), or none.
+async function beforeRevision(args: string[]): Promise<Before | undefined> {
+  const at = args.indexOf("--before");
+  if (at === -1) return undefined;
+  const revision = await git("rev-parse", "--short=12", `${args[at + 1] ?? ""}^{commit}`);
+  if (!/^[0-9a-f]{12}$/.test(revision)) throw new Error(`--before takes a revision of this repository, not ${args[at + 1]}`);
+  const root = new URL(`.stack/bench/before-${revision}/`, ROOT);
+  try {
+    await Deno.stat(root);
+  } catch {
+    const added = await new Deno.Command("git", {
+      args: ["worktree", "add", "--detach", root.pathname, revision], cwd: ROOT.pathname, stdout: "null", stderr: "piped",
+    }).output();
+    if (added.code !== 0) throw new Error(`git worktree add ${revision}: ${new TextDecoder().decode(added.stderr)}`);
+  }
+  return { revision, root };
+}
+
 async function git(...args: string[]): Promise<string> {
   const output = await new Deno.Command("git", { args, stdout: "piped", stderr: "null" }).output();
   return new TextDecoder().decode(output.stdout).trim();
@@ -97,6 +117,7 @@ async function workerEverySeconds(): Promise<number> {
 const log = (line: string) => console.log(line);
 const seconds = secondsPerPoint(Deno.args);
 const parts = chosenParts(Deno.args);
+const before = await beforeRevision(Deno.args);
 const runs = (part: Part) => parts.includes(part);
 const partial = parts.length < PARTS.length;
 const sql = adminSql(stack.dbUrl);
@@ -196,7 +217,8 @@ try {
 
   if (runs("direct-and-pooled")) {
     log("== 6. both ways in: the same reads from an api instance connected directly and one through the pooler, side by side");
-    measurements.directAndPooled = await directAndPooled(readContext, READ_TENANT);
+    if (before) log(`   and revision ${before.revision}'s api, pooled, beside this tree's`);
+    measurements.directAndPooled = await directAndPooled(readContext, READ_TENANT, before);
   }
 
   if (runs("limiter")) {
