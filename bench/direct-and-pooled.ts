@@ -10,8 +10,8 @@
 // revision's api, pooled, from a work tree of it (base + 20): the same reads before and
 // after a change, measured side by side in one run rather than in two runs on a machine
 // that may have changed between them.
-// At each concurrency each instance runs, one after the other, the order alternating
-// between points. Before measuring, the database says which way each went.
+// At each concurrency each instance runs, one after the other, in turns (inTurn). Before
+// measuring, the database says which way each went.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { stack } from "../test/support/stack.ts";
@@ -105,6 +105,16 @@ async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
   }
 }
 
+// The order the instances run in at the point `at`. Two: each goes first at every other
+// point. With the earlier revision's, the two pooled ones are what is compared: they take
+// turns in second and third place after the direct one, so neither always follows the
+// other's load.
+function inTurn(instances: Instance[], at: number): Instance[] {
+  if (instances.length === 2) return at % 2 === 0 ? instances : [...instances].reverse();
+  const [direct, pooled, before] = instances as [Instance, Instance, Instance];
+  return at % 2 === 0 ? [direct, pooled, before] : [direct, before, pooled];
+}
+
 export async function directAndPooled(context: ReadContext, tenant: number, before?: Before): Promise<DirectAndPooled> {
   const port = firstPort();
   // PgBouncer gives connect times to the second.
@@ -130,7 +140,7 @@ export async function directAndPooled(context: ReadContext, tenant: number, befo
       }
       if (route === "list") await assertPaths(context.sql, since);
       for (const [at, connections] of CONCURRENCIES.entries()) {
-        for (const instance of at % 2 === 0 ? instances : [...instances].reverse()) {
+        for (const instance of inTurn(instances, at)) {
           const result = await runLoad({ ...point(instance), connections, seconds: context.seconds, observe: context.sql });
           context.log(`  ${label} c=${connections} ${instance.path}: ${describe(result)}`);
           results[route][instance.path]!.push(result);
