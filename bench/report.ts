@@ -319,50 +319,50 @@ export function markdown(report: Report): string {
       });
     }
   }
-  if (directAndPooled && ratios.pooledOverDirect) {
-    const pooledOverDirect = ratios.pooledOverDirect;
+  // Two instances' reads side by side at each point: `first` and `second` name the
+  // columns, the ratio is the second's req/s over the first's.
+  const sideBySide = (
+    title: string,
+    [first, second]: [string, string],
+    results: (route: ReadRoute) => [LoadResult[], LoadResult[]],
+    ratio: Record<ReadRoute, number[]>,
+  ) => {
     lines.push(
       "",
+      title,
+      "",
+      `| route | conn | ${first} req/s | p50 ms | p99 ms | ${second} req/s | p50 ms | p99 ms | errors | ${second} / ${first} |`,
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    );
+    for (const route of routes) {
+      const [firsts, seconds] = results(route);
+      CONCURRENCIES.forEach((connections, i) => {
+        const [a, b] = [firsts[i]!, seconds[i]!];
+        lines.push(
+          `| ${readRoutes[route].label} | ${connections} | ${fixed(a.requestsPerSecond)} | ${fixed(a.p50Ms, 1)} | ${fixed(a.p99Ms, 1)} | ` +
+            `${fixed(b.requestsPerSecond)} | ${fixed(b.p50Ms, 1)} | ${fixed(b.p99Ms, 1)} | ${a.errors + b.errors} | ${percent(ratio[route][i]!)} |`,
+        );
+      });
+    }
+  };
+  if (directAndPooled && ratios.pooledOverDirect) {
+    sideBySide(
       "**Direct and through the pooler** (the same reads from two api instances the bench starts from `supabase/functions/api/index.ts`, " +
         "loaded on their own ports without the gateway, side by side at each point: one connected directly with prepared statements, " +
         "as with `SUPABASE_DB_URL` alone; one through PgBouncer in transaction mode without them, as the stack's functions and a hosted project's should run)",
-      "",
-      "| route | conn | direct req/s | p50 ms | p99 ms | pooled req/s | p50 ms | p99 ms | errors | pooled / direct |",
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+      ["direct", "pooled"],
+      (route) => [directAndPooled[route].direct, directAndPooled[route].pooled],
+      ratios.pooledOverDirect,
     );
-    for (const route of routes) {
-      CONCURRENCIES.forEach((connections, i) => {
-        const direct = directAndPooled[route].direct[i]!;
-        const pooled = directAndPooled[route].pooled[i]!;
-        lines.push(
-          `| ${readRoutes[route].label} | ${connections} | ${fixed(direct.requestsPerSecond)} | ${fixed(direct.p50Ms, 1)} | ${fixed(direct.p99Ms, 1)} | ` +
-            `${fixed(pooled.requestsPerSecond)} | ${fixed(pooled.p50Ms, 1)} | ${fixed(pooled.p99Ms, 1)} | ${direct.errors + pooled.errors} | ` +
-            `${percent(pooledOverDirect[route][i]!)} |`,
-        );
-      });
-    }
   }
   if (directAndPooled?.before && ratios.afterOverBefore) {
-    const afterOverBefore = ratios.afterOverBefore;
-    lines.push(
-      "",
+    sideBySide(
       `**Before and after** (the same reads, through the pooler, from revision \`${directAndPooled.before}\`'s api instance and this tree's, ` +
         "side by side at each point)",
-      "",
-      "| route | conn | before req/s | p50 ms | p99 ms | after req/s | p50 ms | p99 ms | errors | after / before |",
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+      ["before", "after"],
+      (route) => [directAndPooled[route].before!, directAndPooled[route].pooled],
+      ratios.afterOverBefore,
     );
-    for (const route of routes) {
-      CONCURRENCIES.forEach((connections, i) => {
-        const earlier = directAndPooled[route].before![i]!;
-        const now = directAndPooled[route].pooled[i]!;
-        lines.push(
-          `| ${readRoutes[route].label} | ${connections} | ${fixed(earlier.requestsPerSecond)} | ${fixed(earlier.p50Ms, 1)} | ${fixed(earlier.p99Ms, 1)} | ` +
-            `${fixed(now.requestsPerSecond)} | ${fixed(now.p50Ms, 1)} | ${fixed(now.p99Ms, 1)} | ${earlier.errors + now.errors} | ` +
-            `${percent(afterOverBefore[route][i]!)} |`,
-        );
-      });
-    }
   }
   if (scale && ratios.scale) {
     const ratio = ratios.scale;
