@@ -1,7 +1,8 @@
-// What absorbs a rejection no one awaits (src/db/connection-loss.ts): a database's
-// unavailability only. test/db/connection-loss.test.ts shows the rejection it is for.
+// What absorbs a failure no one awaits (src/db/connection-loss.ts): a database's
+// unavailability, and postgres.js's deferred write after a close, only.
+// test/db/connection-loss.test.ts shows each against the database.
 import assert from "node:assert/strict";
-import { absorbingOrphanedConnectionErrors } from "../../src/db/connection-loss.ts";
+import { absorbingOrphanedConnectionErrors, isWriteAfterClose } from "../../src/db/connection-loss.ts";
 import type { RenewablePool, Sql } from "../../src/db/pool.ts";
 
 // A pool that counts its renewals.
@@ -54,4 +55,23 @@ Deno.test("an uncaught error is absorbed only when it is postgres.js's deferred 
   assert.equal(pool.renewals, 1);
   stopAbsorbing();
   assert.equal(uncaught(writeAfterClose), false, "removed");
+});
+
+Deno.test("only a TypeError thrown from postgres.js's deferred write is taken for a write after the close", () => {
+  const thrownAt = (frames: string[]) => Object.assign(new TypeError("Cannot read properties of null (reading 'write')"), {
+    stack: ["TypeError: Cannot read properties of null (reading 'write')", ...frames].join("\n"),
+  });
+  // As Deno and Node report it.
+  assert.ok(isWriteAfterClose(thrownAt([
+    "    at nextWrite (file:///cache/npm/registry/postgres/3.4.9/src/connection.js:255:22)",
+    "    at ext:deno_web/02_timers.js:35:14",
+  ])));
+  assert.ok(isWriteAfterClose(thrownAt([
+    "    at Immediate.nextWrite (file:///app/node_modules/postgres/src/connection.js:255:22)",
+    "    at process.processImmediate (node:internal/timers:485:21)",
+  ])));
+  assert.ok(!isWriteAfterClose(thrownAt(["    at handler (file:///app/src/handlers.ts:10:5)", "    at nextWrite (file:///app/node_modules/postgres/src/connection.js:255:22)"])));
+  assert.ok(!isWriteAfterClose(thrownAt(["    at nextWrite (file:///app/src/queue.ts:3:1)"])));
+  assert.ok(!isWriteAfterClose(Object.assign(new Error("x"), { stack: "Error: x\n    at nextWrite (file:///app/node_modules/postgres/src/connection.js:1:1)" })));
+  assert.ok(!isWriteAfterClose(null));
 });
