@@ -15,6 +15,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { stack } from "../test/support/stack.ts";
+import { type Before, benchPort, type Instance, startFunction, stopAll, untilServing } from "./instances.ts";
 import { CONCURRENCIES, describe, headersFor, type ReadContext, type ReadRoute, readRoutes, WARM_UP_SECONDS } from "./reads.ts";
 import { type LoadResult, runLoad } from "./wrk.ts";
 
@@ -23,63 +24,25 @@ export type DirectAndPooled = Record<ReadRoute, Record<"direct" | "pooled", Load
   // The revision the `before` instance ran, when one did.
   before?: string;
 };
-// An earlier revision's work tree, checked out for the `before` instance.
-export type Before = { revision: string; root: URL };
 
 // Where /v1 is on a function's own port: the platform hands a function its name first.
 const FUNCTION_V1 = "/api/v1";
-const ENTRYPOINT = new URL("../supabase/functions/api/index.ts", import.meta.url);
-const CONFIG = new URL("../deno.json", import.meta.url);
 // The application_name the api function connects with.
 const API_NAME = "pms-api";
 
-type Instance = { path: Path; origin: string; process: Deno.ChildProcess };
-
-function firstPort(): number {
-  const port = Number(Deno.env.get("BENCH_FIRST_PORT"));
-  if (!Number.isInteger(port) || port <= 0) throw new Error("BENCH_FIRST_PORT must be set: scripts/bench.sh takes it from scripts/ports.sh");
-  return port;
-}
+type PathInstance = Instance & { path: Path };
 
 // The stack's functions' settings for the api, but for the database: only what it reads.
-function start(path: Path, port: number, root?: URL): Instance {
+function start(path: Path, port: number, root?: URL): PathInstance {
   const database: Record<string, string> = path === "direct" ? {} : { DATABASE_URL: stack.poolerUrl, DATABASE_POOL_MODE: "transaction" };
-  const [config, entrypoint] = root
-    ? [new URL("deno.json", root), new URL("supabase/functions/api/index.ts", root)]
-    : [CONFIG, ENTRYPOINT];
-  const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-net", "--allow-env", "--allow-read", "--allow-sys", "--config", config.pathname, entrypoint.pathname],
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "",
-      HOME: Deno.env.get("HOME") ?? "",
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? "",
-      NO_COLOR: "1",
-      DENO_SERVE_ADDRESS: `tcp:127.0.0.1:${port}`,
-      SUPABASE_URL: stack.apiUrl,
-      SUPABASE_ANON_KEY: stack.anonKey,
-      SUPABASE_DB_URL: stack.dbUrl,
-      AUTH_URL: stack.authUrl,
-      ...database,
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  return { path, origin: `http://127.0.0.1:${port}`, process };
-}
-
-async function ready(instance: Instance): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = await fetch(`${instance.origin}${FUNCTION_V1}/health`).then(
-      async (response) => (await response.body?.cancel(), response.status),
-      () => 0,
-    );
-    if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the ${instance.path} api instance did not answer on ${instance.origin}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const env = {
+    SUPABASE_URL: stack.apiUrl,
+    SUPABASE_ANON_KEY: stack.anonKey,
+    SUPABASE_DB_URL: stack.dbUrl,
+    AUTH_URL: stack.authUrl,
+    ...database,
+  };
+  return { path, ...startFunction({ label: path, name: "api", port, env, root }) };
 }
 
 // The direct instance's backends carry its application_name and are none of PgBouncer's
@@ -109,25 +72,28 @@ async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
 // point. With the earlier revision's, the two pooled ones are what is compared: they take
 // turns in second and third place after the direct one, so neither always follows the
 // other's load.
-function inTurn(instances: Instance[], at: number): Instance[] {
+function inTurn(instances: PathInstance[], at: number): PathInstance[] {
   if (instances.length === 2) return at % 2 === 0 ? instances : [...instances].reverse();
-  const [direct, pooled, before] = instances as [Instance, Instance, Instance];
+  const [direct, pooled, before] = instances as [PathInstance, PathInstance, PathInstance];
   return at % 2 === 0 ? [direct, pooled, before] : [direct, before, pooled];
 }
 
 export async function directAndPooled(context: ReadContext, tenant: number, before?: Before): Promise<DirectAndPooled> {
-  const port = firstPort();
   // PgBouncer gives connect times to the second.
   const since = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const instances = [start("direct", port), start("pooled", port + 1), ...(before ? [start("before", port + 2, before.root)] : [])];
+  const instances = [
+    start("direct", benchPort(0)),
+    start("pooled", benchPort(1)),
+    ...(before ? [start("before", benchPort(2), before.root)] : []),
+  ];
   try {
-    await Promise.all(instances.map(ready));
+    await Promise.all(instances.map((instance) => untilServing(instance, `${FUNCTION_V1}/health`, 200)));
     const results: DirectAndPooled = before
       ? { before: before.revision, list: { direct: [], pooled: [], before: [] }, get: { direct: [], pooled: [], before: [] } }
       : { list: { direct: [], pooled: [] }, get: { direct: [], pooled: [] } };
     for (const route of ["list", "get"] as const) {
       const { label } = readRoutes[route];
-      const point = (instance: Instance) => ({
+      const point = (instance: PathInstance) => ({
         origin: instance.origin,
         requestScript: readRoutes[route].lua(tenant, FUNCTION_V1),
         headers: headersFor(context, tenant),
@@ -149,13 +115,6 @@ export async function directAndPooled(context: ReadContext, tenant: number, befo
     }
     return results;
   } finally {
-    for (const instance of instances) {
-      try {
-        instance.process.kill("SIGTERM");
-      } catch {
-        // It had ended already.
-      }
-      await instance.process.status;
-    }
+    await stopAll(instances);
   }
 }

@@ -3,12 +3,15 @@
 import assert from "node:assert/strict";
 
 // One run of a worker function through the gateway, called as the schedule calls it.
-export async function callWorkerFunction<Summary>(origin: string, name: string, serviceRoleKey: string): Promise<Summary> {
-  const response = await fetch(`${origin}/functions/v1/${name}`, {
-    method: "POST", headers: { authorization: `Bearer ${serviceRoleKey}` },
-  });
+export function callWorkerFunction<Summary>(origin: string, name: string, serviceRoleKey: string): Promise<Summary> {
+  return callWorkerAt<Summary>(`${origin}/functions/v1/${name}`, serviceRoleKey);
+}
+
+// One run of a worker at `url`: through the gateway, or a worker the bench started itself.
+export async function callWorkerAt<Summary>(url: string, serviceRoleKey: string): Promise<Summary> {
+  const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${serviceRoleKey}` } });
   const text = await response.text();
-  assert.equal(response.status, 200, `${name} answered ${response.status}: ${text}`);
+  assert.equal(response.status, 200, `the worker at ${url} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Summary;
 }
 

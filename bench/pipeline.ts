@@ -9,8 +9,10 @@
 import assert from "node:assert/strict";
 import type postgres from "postgres";
 import type { RunSummary } from "../src/notifications/worker.ts";
-import { callWorkerFunction, drainByCalls, forgetRuntimeUse, type RuntimeUse, runtimeUse } from "./drain.ts";
+import { stack } from "../test/support/stack.ts";
+import { callWorkerAt, callWorkerFunction, drainByCalls, forgetRuntimeUse, type RuntimeUse, runtimeUse } from "./drain.ts";
 import { benchStaff, tenantId } from "./fixtures.ts";
+import { type Before, benchPort, type Instance, startFunction, stopAll, untilServing } from "./instances.ts";
 
 export type PipelineContext = {
   origin: string;
@@ -117,21 +119,25 @@ export async function prepareTenants(sql: postgres.Sql, tenantIds: string[]): Pr
     on conflict on constraint tenant_memberships_pkey do nothing`;
 }
 
-export async function pipeline(context: PipelineContext): Promise<PipelineResult> {
-  const { sql } = context;
+// The pipeline's load: its tenants' ids, and each check-in's stay once enqueued.
+type Load = { tenantIds: string[]; checkIns: number; expected: number };
+
+function pipelineLoad(context: PipelineContext): Load {
   const tenantIds = Array.from({ length: context.tenants.count }, (_, i) => tenantId(context.tenants.first + i));
   const checkIns = tenantIds.length * context.checkInsPerTenant;
-  const expected = checkIns * NOTIFICATIONS_PER_CHECK_IN;
-  await prepareTenants(sql, tenantIds);
+  return { tenantIds, checkIns, expected: checkIns * NOTIFICATIONS_PER_CHECK_IN };
+}
 
-  // Jobs already queued (a test's retry waiting out its backoff) would be drained with the
-  // pipeline's and blur the number: they are made visible and drained first, as the
-  // paused schedule would have done.
+// Jobs already queued (a test's retry waiting out its backoff) would be drained with the
+// pipeline's and blur the number: they are made visible and drained first, as the paused
+// schedule would have done. The providers' doubles start empty and report nothing.
+async function emptyQueues(context: PipelineContext, callWorker: () => Promise<RunSummary>): Promise<void> {
+  const { sql } = context;
   await sql`select pgmq.set_vt('notifications', msg_id, 0) from pgmq.q_notifications where vt > clock_timestamp()`;
   await sql`select pgmq.set_vt('notification_events', msg_id, 0) from pgmq.q_notification_events where vt > clock_timestamp()`;
   for (let run = 0; ; run++) {
     assert.ok(run < 1000, "earlier jobs drain");
-    const drained = await callWorker(context);
+    const drained = await callWorker();
     if (drained.read === 0 && drained.events === 0 && drained.dropped === 0) break;
   }
   const [queued] = await sql<{ count: number }[]>`
@@ -141,42 +147,44 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
     await clearCapture(url);
     await quietReports(url);
   }
+}
 
-  // Interleaved across tenants, as check-ins across many tenants arrive: check-in i belongs
-  // to tenant i mod 100, so a claim of consecutive jobs holds several tenants' check-ins.
-  const enqueueStarted = performance.now();
-  const stays = await sql<{ id: string }[]>`
+// Interleaved across tenants, as check-ins across many tenants arrive: check-in i belongs
+// to tenant i mod 100, so a claim of consecutive jobs holds several tenants' check-ins.
+// Answers the stays checked in.
+async function enqueueCheckIns(context: PipelineContext, load: Load): Promise<{ stays: string[]; enqueueSeconds: number }> {
+  const started = performance.now();
+  const rows = await context.sql<{ id: string }[]>`
     select stay.id::text, private.enqueue_notification_event(stay.tenant_id, 'checkin_reminder', stay.id, null)
     from (
       select r.tenant_id, r.id
       from generate_series(1, ${context.checkInsPerTenant}) k
-      cross join unnest(${tenantIds}::uuid[]) with ordinality t(id, position)
+      cross join unnest(${load.tenantIds}::uuid[]) with ordinality t(id, position)
       join public.reservations r
         on r.tenant_id = t.id and r.id = ('b5e' || lpad(k::text, 5, '0') || '-0000-4000-8000-' || right(t.id::text, 12))::uuid
       order by k, t.position
     ) stay`;
-  const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
-  assert.equal(stays.length, checkIns, `${checkIns} check-ins made ${checkIns} events`);
+  const enqueueSeconds = (performance.now() - started) / 1000;
+  assert.equal(rows.length, load.checkIns, `${load.checkIns} check-ins made ${load.checkIns} events`);
+  return { stays: rows.map((row) => row.id), enqueueSeconds };
+}
 
-  await forgetRuntimeUse(context.runtimePort);
-  const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context),
-    { events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0 } as RunSummary);
-  const runtime = await runtimeUse(context.runtimePort);
-  context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
-  context.log(`  runtime: ${JSON.stringify(runtime)}`);
-  assert.equal(total.events, checkIns, "every event was made into its notifications");
-  const ids = await sql<{ id: string }[]>`
-    select id::text from public.notifications
-    where reservation_id = any (${stays.map((stay) => stay.id)}::uuid[]) and template_key in ('checkin_reminder', 'check_in_alerts')`;
-  assert.equal(ids.length, expected, `${checkIns} check-ins made ${expected} notifications`);
-
-  // Every notification sent once: each email and SMS accepted exactly once by its provider,
-  // each in-app one in the inbox of the member it names.
+// Every notification sent once: each email and SMS accepted exactly once by its provider,
+// each in-app one in the inbox of the member it names. Answers how many were, and how
+// many each channel carried; the doubles forget what they took.
+async function deliveredOnce(
+  context: PipelineContext,
+  load: Load,
+  stays: string[],
+): Promise<{ delivered: number; byChannel: PipelineResult["byChannel"] }> {
+  const { sql } = context;
   const rows = await sql<{ id: string; channel: keyof PipelineResult["byChannel"]; status: string; in_inbox: boolean }[]>`
     select n.id::text, n.channel, n.status,
            exists (select from public.inbox_messages m
                    where m.tenant_id = n.tenant_id and m.notification_id = n.id and m.user_id = n.recipient_id) as in_inbox
-    from public.notifications n where n.id = any (${ids.map((row) => row.id)}::uuid[])`;
+    from public.notifications n
+    where n.reservation_id = any (${stays}::uuid[]) and n.template_key in ('checkin_reminder', 'check_in_alerts')`;
+  assert.equal(rows.length, load.expected, `${load.checkIns} check-ins made ${load.expected} notifications`);
   const mailed = await acceptedPerNotification(context.mailUrl, "/_capture/messages", mailAccepted);
   const texted = await acceptedPerNotification(context.smsUrl, "/_capture/requests", smsAccepted);
   const byChannel = { email: 0, sms: 0, in_app: 0 };
@@ -186,24 +194,123 @@ export async function pipeline(context: PipelineContext): Promise<PipelineResult
     const once = row.channel === "email" ? mailed.get(row.id) === 1 : row.channel === "sms" ? texted.get(row.id) === 1 : row.in_inbox;
     if (row.status === "sent" && once) delivered++;
   }
-  context.log(`  delivered: ${delivered} of ${expected} (${JSON.stringify(byChannel)})`);
-  assert.deepEqual(byChannel, { email: checkIns, sms: checkIns, in_app: checkIns * benchStaff.length }, "each check-in reached every channel");
-  const errors = (expected - delivered) + total.failed + total.retried + total.dropped + total.unconfirmed + total.postponed +
-    runtime.killed;
+  context.log(`  delivered: ${delivered} of ${load.expected} (${JSON.stringify(byChannel)})`);
+  assert.deepEqual(
+    byChannel,
+    { email: load.checkIns, sms: load.checkIns, in_app: load.checkIns * benchStaff.length },
+    "each check-in reached every channel",
+  );
   for (const url of [context.mailUrl, context.smsUrl]) await clearCapture(url);
+  return { delivered, byChannel };
+}
+
+const noRuns = (): RunSummary => ({
+  events: 0, read: 0, sent: 0, failed: 0, skipped: 0, retried: 0, dropped: 0, unconfirmed: 0, postponed: 0,
+});
+
+// What a drain did that is not a single clean send of each notification.
+const drainErrors = (total: RunSummary) => total.failed + total.retried + total.dropped + total.unconfirmed + total.postponed;
+
+export async function pipeline(context: PipelineContext): Promise<PipelineResult> {
+  const load = pipelineLoad(context);
+  await prepareTenants(context.sql, load.tenantIds);
+  await emptyQueues(context, () => callWorker(context));
+  const { stays, enqueueSeconds } = await enqueueCheckIns(context, load);
+
+  await forgetRuntimeUse(context.runtimePort);
+  const { total, workerRuns, drainSeconds } = await drainByCalls(() => callWorker(context), noRuns());
+  const runtime = await runtimeUse(context.runtimePort);
+  context.log(`  worker: ${JSON.stringify(total)} in ${workerRuns} runs, ${drainSeconds.toFixed(2)} s`);
+  context.log(`  runtime: ${JSON.stringify(runtime)}`);
+  assert.equal(total.events, load.checkIns, "every event was made into its notifications");
+  const { delivered, byChannel } = await deliveredOnce(context, load, stays);
 
   return {
-    checkIns,
-    notifications: expected,
+    checkIns: load.checkIns,
+    notifications: load.expected,
     byChannel,
     enqueueSeconds,
     drainSeconds,
     workerRuns,
-    notificationsPerSecond: expected / drainSeconds,
+    notificationsPerSecond: load.expected / drainSeconds,
     runtime,
-    errors,
-    pgmqCeiling: await pgmqCeiling(context, expected),
+    errors: (load.expected - delivered) + drainErrors(total) + runtime.killed,
+    pgmqCeiling: await pgmqCeiling(context, load.expected),
   };
+}
+
+// One drain of the side-by-side comparison.
+export type BesideDrain = { drainSeconds: number; workerRuns: number; notificationsPerSecond: number; errors: number };
+export type PipelineBeside = { revision: string; rounds: number; after: BesideDrain[]; before: BesideDrain[] };
+
+// The worker's settings as the stack's functions run it, the database through the pooler.
+function workerSettings(context: PipelineContext): Record<string, string> {
+  const { notifications } = stack;
+  return {
+    SUPABASE_URL: stack.apiUrl,
+    SUPABASE_DB_URL: stack.dbUrl,
+    DATABASE_URL: stack.poolerUrl,
+    DATABASE_POOL_MODE: "transaction",
+    SUPABASE_SERVICE_ROLE_KEY: context.serviceRoleKey,
+    SENDGRID_API_URL: context.mailUrl,
+    SENDGRID_API_KEY: notifications.sendGridApiKey,
+    NOTIFICATIONS_FROM_EMAIL: notifications.fromEmail,
+    NOTIFICATIONS_FROM_NAME: notifications.fromName,
+    SMS_API_URL: context.smsUrl,
+    SMS_ACCOUNT_SID: notifications.sms.accountSid,
+    SMS_AUTH_TOKEN: notifications.sms.authToken,
+    SMS_FROM_NUMBER: notifications.sms.fromNumber,
+    NOTIFICATIONS_RETRY_BASE_SECONDS: String(notifications.retryBaseSeconds),
+    NOTIFICATIONS_RETRY_MAX_SECONDS: String(notifications.retryMaxSeconds),
+  };
+}
+
+// The same pipeline drained by this tree's notifications worker and by an earlier
+// revision's, side by side in one run: each a process the bench starts (bench/instances.ts),
+// both through the pooler, outside the local Edge Runtime, so the code is all that differs.
+// In each round both drain the same 10,000 notifications, one after the other, the first
+// place alternating; the drain before's notifications are deleted before each load. The
+// earlier revision runs against this tree's database: what is compared is the worker's
+// own code, its SQL functions being this tree's.
+export async function pipelineBeside(context: PipelineContext, before: Before, rounds: number): Promise<PipelineBeside> {
+  const load = pipelineLoad(context);
+  const env = workerSettings(context);
+  const instances = [
+    startFunction({ label: "after", name: "notifications-worker", port: benchPort(0), env }),
+    startFunction({ label: "before", name: "notifications-worker", port: benchPort(1), env, root: before.root }),
+  ];
+  const call = (instance: Instance) => () => callWorkerAt<RunSummary>(`${instance.origin}/notifications-worker`, context.serviceRoleKey);
+  const result: PipelineBeside = { revision: before.revision, rounds, after: [], before: [] };
+  try {
+    // Without the service credential a worker answers 401: it is serving.
+    await Promise.all(instances.map((instance) => untilServing(instance, "/", 401)));
+    await prepareTenants(context.sql, load.tenantIds);
+    // Round 0 warms both up (their connections, the compiled code) and is not counted.
+    for (let round = 0; round <= rounds; round++) {
+      for (const instance of round % 2 === 0 ? instances : [...instances].reverse()) {
+        await emptyQueues(context, call(instance));
+        // The check-ins' notifications of the drain before, so that these are counted alone.
+        await context.sql`
+          delete from public.notifications
+          where tenant_id = any (${load.tenantIds}::uuid[]) and template_key in ('checkin_reminder', 'check_in_alerts')`;
+        const { stays } = await enqueueCheckIns(context, load);
+        const { total, workerRuns, drainSeconds } = await drainByCalls(call(instance), noRuns());
+        assert.equal(total.events, load.checkIns, "every event was made into its notifications");
+        const { delivered } = await deliveredOnce(context, load, stays);
+        const drain = {
+          drainSeconds,
+          workerRuns,
+          notificationsPerSecond: load.expected / drainSeconds,
+          errors: (load.expected - delivered) + drainErrors(total),
+        };
+        context.log(`  round ${round}, ${instance.label}: ${load.expected} in ${drainSeconds.toFixed(2)} s, ${workerRuns} calls`);
+        if (round > 0) result[instance.label as "after" | "before"].push(drain);
+      }
+    }
+    return result;
+  } finally {
+    await stopAll(instances);
+  }
 }
 
 // Send, read and delete `messages` messages of the worker's shape on a queue of its

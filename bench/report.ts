@@ -9,7 +9,7 @@ import { type LargeTenantResult, type LargeTenantRoute, largeTenantRoutes, type 
 import { type Channel, channels, type NotificationLatencyResult } from "./notification-latency.ts";
 import type { SqlLoadResult } from "./pgbench.ts";
 import type { Pauses } from "./pauses.ts";
-import type { PipelineResult } from "./pipeline.ts";
+import type { BesideDrain, PipelineBeside, PipelineResult } from "./pipeline.ts";
 import type { WebhooksResult } from "./webhooks.ts";
 import type { RuntimeUse } from "./drain.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
@@ -43,6 +43,8 @@ export type Measurements = {
   scale?: ScaleReads;
   writes?: WriteResults;
   pipeline?: PipelineResult;
+  // The pipeline drained by this tree's worker and an earlier revision's, side by side (--before).
+  pipelineBeside?: PipelineBeside;
   // Item 8: outbound webhooks, beside the pipeline.
   webhooks?: WebhooksResult;
   // Item 7: an external read with and without the rate limiter.
@@ -85,6 +87,9 @@ export type Report = RunInfo & {
     // 1 - check-ins/s with the trigger over check-ins/s without it.
     triggerCost?: number;
     pipelineShareOfPgmqCeiling?: number;
+    // This tree's worker's notifications a second over an earlier revision's, all rounds
+    // of the side-by-side drains taken together (--before).
+    pipelineAfterOverBefore?: number;
     // The worst run's CPU time over the local Edge Runtime's headroom between its soft CPU
     // limit (a worker is retired) and its hard one (killed), per worker function drained.
     runCpuShareOfHeadroom?: { notifications?: number; webhooks?: number };
@@ -123,8 +128,15 @@ function runtimeLine(use: RuntimeUse): string {
     `killed: ${use.killed}.`;
 }
 
+// Notifications a second over a set of drains of the same load: all of them over all their time.
+function drainRate(drains: BesideDrain[]): number {
+  const seconds = drains.reduce((sum, drain) => sum + drain.drainSeconds, 0);
+  return drains.reduce((sum, drain) => sum + drain.notificationsPerSecond * drain.drainSeconds, 0) / seconds;
+}
+
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, scale, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } = measurements;
+  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, notificationLatency } =
+    measurements;
   const ratios: Report["ratios"] = {};
   if (reads) {
     ratios.apiShareOfLowerCeiling = each(routes, (route) =>
@@ -143,6 +155,7 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
   }
   if (writes) ratios.triggerCost = 1 - writes.checkIn.requestsPerSecond / writes.checkInWithoutTrigger.requestsPerSecond;
   if (pipeline) ratios.pipelineShareOfPgmqCeiling = pipeline.notificationsPerSecond / pipeline.pgmqCeiling.messagesPerSecond;
+  if (pipelineBeside) ratios.pipelineAfterOverBefore = drainRate(pipelineBeside.after) / drainRate(pipelineBeside.before);
   const headroomShare = (use: RuntimeUse) => use.worstRunCpuMs / (use.cpuHardMs - use.cpuSoftMs);
   if (pipeline || webhooks) {
     ratios.runCpuShareOfHeadroom = {
@@ -221,7 +234,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
       ...(directAndPooled?.[route].direct ?? []), ...(directAndPooled?.[route].pooled ?? []),
       ...(directAndPooled?.[route].before ?? []), ...(reads?.[route].sqlCeiling ?? [])]), 0) +
     sumErrors(writes ? [writes.patchGuest, writes.checkIn, writes.checkInWithoutTrigger] : []) +
-    (pipeline?.errors ?? 0) + (webhooks?.errors ?? 0) +
+    (pipeline?.errors ?? 0) + sumErrors([...(pipelineBeside?.after ?? []), ...(pipelineBeside?.before ?? [])]) +
+    (webhooks?.errors ?? 0) +
     sumErrors(limiter ? [...limiter.api, ...limiter.sqlWith, ...limiter.sqlWithout] : []) +
     sumErrors(largeTenant
       ? largeTenantRoutes.flatMap((route) => [
@@ -288,7 +302,7 @@ const channelLabels: Record<Channel, string> = {
 };
 
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, scale, writes, pipeline, webhooks, limiter, largeTenant, notificationLatency } =
+  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, notificationLatency } =
     report.measurements;
   const { ratios } = report;
   const lines: string[] = [];
@@ -411,6 +425,15 @@ export function markdown(report: Report): string {
         `drained by the worker in ${fixed(pipeline.drainSeconds, 2)} s (${pipeline.workerRuns} calls): **${fixed(pipeline.notificationsPerSecond)} /s**, ` +
         `errors ${pipeline.errors}. pgmq's own ceiling (send, read, delete in SQL): ${fixed(pipeline.pgmqCeiling.messagesPerSecond)} /s; ` +
         `the pipeline runs at ${percent(ratios.pipelineShareOfPgmqCeiling)} of it. ${runtimeLine(pipeline.runtime)}`,
+    );
+  }
+  if (pipelineBeside && ratios.pipelineAfterOverBefore !== undefined) {
+    const drains = (list: BesideDrain[]) => list.map((drain) => `${fixed(drain.drainSeconds, 2)} s`).join(", ");
+    lines.push(
+      "",
+      `**Pipeline, before and after**: the same notifications drained by this tree's worker and by revision ${pipelineBeside.revision}'s, ` +
+        `each a process of its own through the pooler, in turns over ${pipelineBeside.rounds} rounds: this tree's in ${drains(pipelineBeside.after)}, ` +
+        `the earlier one's in ${drains(pipelineBeside.before)}; this tree's rate is **${percent(ratios.pipelineAfterOverBefore)}** of the earlier one's.`,
     );
   }
   if (webhooks) {

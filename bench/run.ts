@@ -10,17 +10,19 @@
 //                      a result: it writes to .stack/bench/results/ and leaves
 //                      bench/results/ and docs/benchmarks.md as they are
 //   --before REV       part 6 also runs revision REV's api, pooled, beside this tree's
-//                      (bench/direct-and-pooled.ts), from a work tree of it in .stack/bench
+//                      (bench/direct-and-pooled.ts), and part 4 its notifications worker
+//                      (bench/pipeline.ts), from a work tree of it in .stack/bench
 import { defaultWorkerSettings } from "../src/notifications/worker.ts";
 import { ensureAuthUser, signIn, tokenClaims } from "../test/support/session.ts";
 import { stack } from "../test/support/stack.ts";
 import { adminSql, dbAddress, runSqlFile } from "./database.ts";
-import { type Before, directAndPooled } from "./direct-and-pooled.ts";
+import { directAndPooled } from "./direct-and-pooled.ts";
+import type { Before } from "./instances.ts";
 import { limiterCost } from "./external.ts";
 import { benchOwner, benchStaff, LARGE_TENANT, READ_TENANT, RESERVATIONS_PER_TENANT, TENANT_ID_PREFIX, TENANTS } from "./fixtures.ts";
 import { largeTenant } from "./large-tenant.ts";
 import { notificationLatency } from "./notification-latency.ts";
-import { pipeline } from "./pipeline.ts";
+import { pipeline, pipelineBeside } from "./pipeline.ts";
 import {
   buildReport,
   historyRow,
@@ -48,7 +50,9 @@ const STACK_SCRIPT = new URL("../scripts/stack.sh", import.meta.url);
 const BENCHMARKS_PAGE = new URL("../docs/benchmarks.md", import.meta.url);
 // The pipeline's tenants, and the check-ins' (every bench tenant but the read tenant's).
 // 20 check-ins a tenant, five notifications each: 10,000 notifications.
-const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20 };
+// With --before, this tree's worker and the earlier revision's each drain them once to warm
+// up and then besideRounds times, in turns.
+const PIPELINE = { first: 2, count: 100, checkInsPerTenant: 20, besideRounds: 5 };
 const WRITE_TENANTS = { first: 2, last: TENANTS };
 // What the pgmq ceiling sends, reads and deletes at a time: the worker's claim.
 const CEILING_BATCH = defaultWorkerSettings.claimSize;
@@ -236,7 +240,7 @@ try {
 
   if (runs("pipeline")) {
     log("== 4. notification pipeline");
-    measurements.pipeline = await pipeline({
+    const pipelineContext = {
       origin: stack.apiUrl,
       mailUrl: stack.mailUrl,
       smsUrl: stack.smsUrl,
@@ -247,7 +251,12 @@ try {
       checkInsPerTenant: PIPELINE.checkInsPerTenant,
       ceilingBatch: CEILING_BATCH,
       log,
-    });
+    };
+    measurements.pipeline = await pipeline(pipelineContext);
+    if (before) {
+      log(`   the same drained by this tree's worker and revision ${before.revision}'s, side by side`);
+      measurements.pipelineBeside = await pipelineBeside(pipelineContext, before, PIPELINE.besideRounds);
+    }
   }
 
   if (runs("webhooks")) {

@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 . scripts/ports.sh
-# The first of the two ports the benchmark's own api instances take (bench/direct-and-pooled.ts).
+# The first of the ports the benchmark's own function instances take (bench/instances.ts).
 export PMS_PORT_BASE BENCH_FIRST_PORT
 export NO_COLOR=1 DENO_DIR="$ROOT/.stack/deno"
 

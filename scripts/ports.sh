@@ -6,9 +6,9 @@
 # The ports sit where `supabase start` puts them relative to its base: API +1, DB +2,
 # mail +4, Auth +5, SMS +6, the push service double +7, the webhook receiver double +8,
 # the connection pooler +9, the functions from +10 on, the webhook receiver double's https
-# port +16; the benchmark's own api
-# instances take +18, +19 and +20 while it runs. +3, Supabase Studio's, serves the front-desk
-# example (examples/front-desk), a browser app on an origin of its own.
+# port +16; the benchmark's own function instances take +18, +19 and +20 while it runs.
+# +3, Supabase Studio's, serves the front-desk example (examples/front-desk), a browser
+# app on an origin of its own.
 ports_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ -z "${PMS_PORT_BASE:-}" ] && [ -f "$ports_root/.stack/stack.env" ]; then
   PMS_PORT_BASE=$(sed -nE "s/^PMS_PORT_BASE='?([0-9]+)'?$/\1/p" "$ports_root/.stack/stack.env")
