@@ -68,10 +68,12 @@ async function assertPaths(sql: postgres.Sql, since: Date): Promise<void> {
   }
 }
 
-// The order the instances run in at the point `at`. Two: each goes first at every other
-// point. With the earlier revision's, the two pooled ones are what is compared: they take
-// turns in second and third place after the direct one, so neither always follows the
-// other's load.
+// The order the instances run in at the point `at`, counted across both routes. Two: each
+// goes first at every other point. With the earlier revision's, the two pooled ones are
+// what is compared: they take turns in second and third place after the direct one, so
+// neither always follows the other's load. The second place, right after the direct
+// one's load, is not the third's: the turns also alternate from one route to the next, so
+// neither is second at the same point of both routes.
 function inTurn(instances: PathInstance[], at: number): PathInstance[] {
   if (instances.length === 2) return at % 2 === 0 ? instances : [...instances].reverse();
   const [direct, pooled, before] = instances as [PathInstance, PathInstance, PathInstance];
@@ -91,7 +93,7 @@ export async function directAndPooled(context: ReadContext, tenant: number, befo
     const results: DirectAndPooled = before
       ? { before: before.revision, list: { direct: [], pooled: [], before: [] }, get: { direct: [], pooled: [], before: [] } }
       : { list: { direct: [], pooled: [] }, get: { direct: [], pooled: [] } };
-    for (const route of ["list", "get"] as const) {
+    for (const [routeAt, route] of (["list", "get"] as const).entries()) {
       const { label } = readRoutes[route];
       const point = (instance: PathInstance) => ({
         origin: instance.origin,
@@ -106,7 +108,7 @@ export async function directAndPooled(context: ReadContext, tenant: number, befo
       }
       if (route === "list") await assertPaths(context.sql, since);
       for (const [at, connections] of CONCURRENCIES.entries()) {
-        for (const instance of inTurn(instances, at)) {
+        for (const instance of inTurn(instances, at + routeAt)) {
           const result = await runLoad({ ...point(instance), connections, seconds: context.seconds, observe: context.sql });
           context.log(`  ${label} c=${connections} ${instance.path}: ${describe(result)}`);
           results[route][instance.path]!.push(result);
