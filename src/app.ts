@@ -23,9 +23,11 @@ import { pushEndpoints } from "./push/handlers.ts";
 import type { PushSettings } from "./push/settings.ts";
 import { ratePlanEndpoints } from "./rate-plans/handlers.ts";
 import { reservationEndpoints } from "./reservations/handlers.ts";
+import { roomTypeEndpoints } from "./room-types/handlers.ts";
 import { taskEndpoints } from "./tasks/handlers.ts";
 import { tenancyEndpoints } from "./tenancy/handlers.ts";
 import { createRequestScope } from "./tenancy/request-scope.ts";
+import { unitBlockEndpoints } from "./unit-blocks/handlers.ts";
 import { unitEndpoints } from "./units/handlers.ts";
 import { webhookSubscriptionEndpoints, type WebhookRouteSettings } from "./webhook-subscriptions/handlers.ts";
 import { webhookEndpoints, type WebhookSettings } from "./webhooks/handlers.ts";
@@ -59,7 +61,9 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...authEndpoints({ identity: deps.identity, scope }),
     ...tenancyEndpoints(scope),
     ...propertyEndpoints(scope),
+    ...roomTypeEndpoints(scope),
     ...unitEndpoints(scope),
+    ...unitBlockEndpoints(scope),
     ...ratePlanEndpoints(scope),
     ...guestEndpoints(scope),
     ...reservationEndpoints(scope),

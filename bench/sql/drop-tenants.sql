@@ -19,6 +19,7 @@ delete from public.reservations x using bench_gone g where x.tenant_id = g.tenan
 delete from public.reservation_status_tallies x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.guests x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.units x using bench_gone g where x.tenant_id = g.tenant_id;
+delete from public.room_types x using bench_gone g where x.tenant_id = g.tenant_id;
 delete from public.properties x using bench_gone g where x.tenant_id = g.tenant_id;
 commit;
 

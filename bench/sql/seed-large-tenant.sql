@@ -40,10 +40,18 @@ select t.tenant_id, ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.d
        'b0e00000-0000-4000-8000-000000000001'
 from bench_large_tenant t, generate_series(1, :properties) p;
 
+-- One room type a property (ROOM-4, as its units would join without one).
+insert into public.room_types (tenant_id, id, property_id, code, name, standard_occupancy, max_occupancy, created_by)
+select t.tenant_id, ('b8e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid, 'ROOM-4', 'Room for 4', 2, 4,
+       'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant t, generate_series(1, :properties) p;
+
 -- Unit u belongs to property 1 + (u - 1) % :properties.
-insert into public.units (tenant_id, id, property_id, name, capacity, created_by)
+insert into public.units (tenant_id, id, property_id, room_type_id, name, capacity, created_by)
 select t.tenant_id, ('b3e' || lpad(u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b2e' || lpad((1 + (u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b8e' || lpad((1 + (u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        'Room ' || u, 4, 'b0e00000-0000-4000-8000-000000000001'
 from bench_large_tenant t, generate_series(1, :units) u;
 
@@ -63,12 +71,13 @@ from bench_large_tenant t, generate_series(1, :guests) g;
 -- a stay under way checked in (95 %) or cancelled; a stay to come confirmed (80 %),
 -- pending (12 %) or cancelled (8 %).
 insert into public.reservations (
-  tenant_id, id, property_id, unit_id, guest_id, confirmation_code, check_in, check_out, adults, status,
+  tenant_id, id, property_id, room_type_id, unit_id, guest_id, confirmation_code, check_in, check_out, adults, status,
   total_amount, currency, source, cancellation_reason, confirmed_at, checked_in_at, checked_out_at, cancelled_at,
   no_show_at, created_by, created_at, updated_at)
 select t.tenant_id,
        ('b7' || lpad(stay.r::text, 6, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b2e' || lpad((1 + (stay.u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b8e' || lpad((1 + (stay.u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b3e' || lpad(stay.u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b4e' || lpad((1 + (stay.r - 1) % :guests)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        'B' || upper(lpad(to_hex(stay.r), 7, '0')),

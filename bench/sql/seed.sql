@@ -39,9 +39,17 @@ select tenant_id, ('b2e00000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
        'b0e00000-0000-4000-8000-000000000001'
 from bench_new_tenants;
 
-insert into public.units (tenant_id, id, property_id, name, capacity, created_by)
+-- One room type a property, the one its units would join without one (ROOM-4).
+insert into public.room_types (tenant_id, id, property_id, code, name, standard_occupancy, max_occupancy, created_by)
+select tenant_id, ('b7e00000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid,
+       ('b2e00000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'ROOM-4', 'Room for 4', 2, 4,
+       'b0e00000-0000-4000-8000-000000000001'
+from bench_new_tenants;
+
+insert into public.units (tenant_id, id, property_id, room_type_id, name, capacity, created_by)
 select t.tenant_id, ('b3e' || lpad(u::text, 5, '0') || '-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
-       ('b2e00000-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid, 'Room ' || u, 4,
+       ('b2e00000-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
+       ('b7e00000-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid, 'Room ' || u, 4,
        'b0e00000-0000-4000-8000-000000000001'
 from bench_new_tenants t, generate_series(1, 20) u;
 
@@ -55,11 +63,12 @@ from bench_new_tenants t, generate_series(1, 100) g;
 -- stays of 3 nights, 4 days apart, so no two overlap. Slots 0-29 are past stays
 -- (checked out), 30-49 are confirmed: 400 a tenant for the check-in benchmark.
 insert into public.reservations (
-  tenant_id, id, property_id, unit_id, guest_id, confirmation_code, check_in, check_out, adults, status,
+  tenant_id, id, property_id, room_type_id, unit_id, guest_id, confirmation_code, check_in, check_out, adults, status,
   total_amount, currency, source, confirmed_at, checked_in_at, checked_out_at, created_by)
 select t.tenant_id,
        ('b5e' || lpad(r::text, 5, '0') || '-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
        ('b2e00000-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
+       ('b7e00000-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
        ('b3e' || lpad((1 + (r - 1) % 20)::text, 5, '0') || '-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
        ('b4e' || lpad((1 + (r - 1) % 100)::text, 5, '0') || '-0000-4000-8000-' || lpad(t.n::text, 12, '0'))::uuid,
        'B' || upper(lpad(to_hex(r), 7, '0')),

@@ -980,6 +980,7 @@ export type Database = {
           "notes": string | null;
           "property_id": string;
           "rate_plan_id": string | null;
+          "room_type_id": string | null;
           "source": string;
           "status": string;
           "stay": unknown;
@@ -1012,6 +1013,7 @@ export type Database = {
           "notes"?: string | null;
           "property_id": string;
           "rate_plan_id"?: string | null;
+          "room_type_id"?: string | null;
           "source"?: string;
           "status"?: string;
           "stay"?: never;
@@ -1043,6 +1045,7 @@ export type Database = {
           "notes"?: string | null;
           "property_id"?: string;
           "rate_plan_id"?: string | null;
+          "room_type_id"?: string | null;
           "source"?: string;
           "status"?: string;
           "stay"?: never;
@@ -1082,11 +1085,86 @@ export type Database = {
             referencedColumns: ["tenant_id", "property_id", "id", "currency"];
           },
           {
+            foreignKeyName:
+              "reservations_tenant_id_property_id_room_type_id_fkey";
+            columns: ["tenant_id", "property_id", "room_type_id"];
+            isOneToOne: false;
+            referencedRelation: "room_types";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+          {
             foreignKeyName: "reservations_tenant_id_property_id_unit_id_fkey";
             columns: ["tenant_id", "property_id", "unit_id"];
             isOneToOne: false;
             referencedRelation: "units";
             referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
+      "room_types": {
+        Row: {
+          "code": string;
+          "created_at": string;
+          "created_by": string | null;
+          "description": string | null;
+          "id": string;
+          "max_adults": number | null;
+          "max_children": number | null;
+          "max_occupancy": number;
+          "name": string;
+          "property_id": string;
+          "standard_occupancy": number;
+          "status": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "code": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "id"?: string;
+          "max_adults"?: number | null;
+          "max_children"?: number | null;
+          "max_occupancy"?: number;
+          "name": string;
+          "property_id": string;
+          "standard_occupancy"?: number;
+          "status"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "code"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "description"?: string | null;
+          "id"?: string;
+          "max_adults"?: number | null;
+          "max_children"?: number | null;
+          "max_occupancy"?: number;
+          "name"?: string;
+          "property_id"?: string;
+          "standard_occupancy"?: number;
+          "status"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "room_types_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "room_types_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
           },
         ];
       };
@@ -1260,6 +1338,64 @@ export type Database = {
         };
         Relationships: [];
       };
+      "unit_blocks": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "ends_on": string;
+          "id": string;
+          "nights": unknown;
+          "property_id": string;
+          "reason": string;
+          "starts_on": string;
+          "tenant_id": string;
+          "unit_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "ends_on": string;
+          "id"?: string;
+          "nights"?: never;
+          "property_id": string;
+          "reason": string;
+          "starts_on": string;
+          "tenant_id"?: string;
+          "unit_id": string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "ends_on"?: string;
+          "id"?: string;
+          "nights"?: never;
+          "property_id"?: string;
+          "reason"?: string;
+          "starts_on"?: string;
+          "tenant_id"?: string;
+          "unit_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "unit_blocks_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "unit_blocks_tenant_id_property_id_unit_id_fkey";
+            columns: ["tenant_id", "property_id", "unit_id"];
+            isOneToOne: false;
+            referencedRelation: "units";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
       "units": {
         Row: {
           "capacity": number;
@@ -1269,6 +1405,7 @@ export type Database = {
           "id": string;
           "name": string;
           "property_id": string;
+          "room_type_id": string;
           "status": string;
           "tenant_id": string;
           "type": string;
@@ -1283,6 +1420,7 @@ export type Database = {
           "id"?: string;
           "name": string;
           "property_id": string;
+          "room_type_id": string;
           "status"?: string;
           "tenant_id"?: string;
           "type"?: string;
@@ -1296,6 +1434,7 @@ export type Database = {
           "id"?: string;
           "name"?: string;
           "property_id"?: string;
+          "room_type_id"?: string;
           "status"?: string;
           "tenant_id"?: string;
           "type"?: string;
@@ -1315,6 +1454,13 @@ export type Database = {
             isOneToOne: false;
             referencedRelation: "properties";
             referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "units_tenant_id_property_id_room_type_id_fkey";
+            columns: ["tenant_id", "property_id", "room_type_id"];
+            isOneToOne: false;
+            referencedRelation: "room_types";
+            referencedColumns: ["tenant_id", "property_id", "id"];
           },
         ];
       };

@@ -42,6 +42,9 @@ type Rule = {
 export const rules: Record<string, Rule> = {
   // Exclusion constraints.
   reservations_no_overlapping_stays: { problem: "unit-already-booked", detail: "The unit is already booked for some of these nights." },
+  unit_blocks_no_overlap: {
+    problem: "unit-already-blocked", detail: "The unit is already blocked for some of these nights: make that block longer.",
+  },
   access_codes_no_shared_active_code: {
     problem: "access-code-in-use", detail: "This code already opens the unit for an overlapping stay.", field: "code",
   },
@@ -49,6 +52,9 @@ export const rules: Record<string, Rule> = {
   properties_tenant_id_name_key: { problem: "already-exists", detail: "A property with this name already exists.", field: "name" },
   units_tenant_id_property_id_name_key: {
     problem: "already-exists", detail: "The property already has a unit with this name.", field: "name",
+  },
+  room_types_tenant_id_property_id_code_key: {
+    problem: "already-exists", detail: "The property already has a room type with this code.", field: "code",
   },
   rate_plans_tenant_id_property_id_code_key: {
     problem: "already-exists", detail: "The property already has a rate plan with this code.", field: "code",
@@ -69,6 +75,32 @@ export const rules: Record<string, Rule> = {
     problem: "unknown-reference", detail: "A property named in propertyIds does not exist in this tenant.", field: "propertyIds",
   },
   // Check constraints a request can break with valid-looking fields.
+  room_types_standard_within_max_occupancy: {
+    problem: "unprocessable", detail: "standardOccupancy must be at most maxOccupancy.", field: "standardOccupancy",
+  },
+  room_types_max_adults_within_max_occupancy: {
+    problem: "unprocessable", detail: "maxAdults must be at most maxOccupancy.", field: "maxAdults",
+  },
+  room_types_max_children_below_max_occupancy: {
+    problem: "unprocessable", detail: "maxChildren must be below maxOccupancy: a stay has at least one adult.", field: "maxChildren",
+  },
+  unit_blocks_ends_after_start: { problem: "unprocessable", detail: "endsOn must be after startsOn.", field: "endsOn" },
+  unit_blocks_at_most_3660_nights: { problem: "unprocessable", detail: "A block is at most 3,660 nights.", field: "endsOn" },
+  reservations_unit_of_room_type: {
+    problem: "unprocessable", detail: "The unit is not of the stay's room type: change roomTypeId with it.", field: "unitId",
+  },
+  reservations_room_type_active: {
+    problem: "unprocessable", detail: "The room type is archived and takes no new stays.", field: "roomTypeId",
+  },
+  reservations_tenant_id_property_id_room_type_id_fkey: {
+    problem: "unknown-reference", detail: "The room type does not exist in the reservation's property.", field: "roomTypeId",
+  },
+  units_tenant_id_property_id_room_type_id_fkey: {
+    problem: "unknown-reference", detail: "The room type does not exist in the unit's property.", field: "roomTypeId",
+  },
+  unit_blocks_tenant_id_property_id_unit_id_fkey: {
+    problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
+  },
   rate_plans_max_stay_not_below_min_stay: { problem: "unprocessable", detail: "maxStay must be at least minStay.", field: "maxStay" },
   rate_plans_non_refundable_without_free_cancellation: {
     problem: "unprocessable", detail: "A non-refundable rate plan has no free cancellation hours.", field: "freeCancellationHours",
@@ -102,6 +134,15 @@ export const rules: Record<string, Rule> = {
     problem: "unprocessable", detail: `amount is at most ${grouped(MAX_AMOUNT)}.`, field: "amount",
   },
   // Rules the domain's triggers and functions raise.
+  reservations_room_type_inventory: { problem: "no-availability" },
+  unit_blocks_room_type_inventory: { problem: "no-availability" },
+  units_room_type_inventory: { problem: "no-availability" },
+  reservations_unit_blocked: { problem: "unit-out-of-order", field: "unitId" },
+  reservations_unit_in_service: { problem: "unit-out-of-order", field: "unitId" },
+  unit_blocks_no_held_stay: { problem: "unit-occupied" },
+  units_hold_stays: { problem: "unit-occupied" },
+  unit_blocks_unit_fixed: { problem: "immutable-field" },
+  reservations_room_type_occupancy: { problem: "over-occupancy" },
   reservations_status_transition: { problem: "lifecycle-transition-refused" },
   reservations_final_stay_fixed: { problem: "lifecycle-transition-refused" },
   reservations_arrival_fixed_after_check_in: { problem: "lifecycle-transition-refused", field: "checkIn" },
@@ -149,6 +190,7 @@ const byCode: Record<string, ProblemKind> = {
 const insteadOfDeleting: Record<string, string> = {
   properties: "Archive it instead (status archived).",
   units: "Archive it instead (status archived).",
+  "room-types": "Archive it instead (status archived).",
   "rate-plans": "Set it inactive instead (active false).",
   reservations: "Cancel it instead.",
 };

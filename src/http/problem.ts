@@ -66,6 +66,26 @@ export const problemTypes = {
     status: 409, title: "Unit already booked",
     meaning: "The unit is booked for some of these nights: choose other dates or another unit.",
   },
+  "no-availability": {
+    status: 409, title: "No availability",
+    meaning: "The room type has no room left on some of these nights (`nights`, `roomTypeId`): every unit of it in service is " +
+      "held by a stay or blocked. Offer other dates or another room type (GET /v1/availability); for a block or a unit " +
+      "leaving service, move or cancel a stay of the type first.",
+  },
+  "unit-out-of-order": {
+    status: 409, title: "Unit out of order",
+    meaning: "The unit takes no stay on these nights: a block covers some of them (`blockId`, `startsOn`, `endsOn`), or its " +
+      "status is not active (`unitStatus`). Assign another unit of the room type.",
+  },
+  "unit-occupied": {
+    status: 409, title: "Unit occupied",
+    meaning: "The unit holds a stay on some of these nights (`reservationId`, `confirmationCode`, `checkIn`, `checkOut`), so it " +
+      "cannot be blocked, taken out of service or given another room type: move the stay to another unit first.",
+  },
+  "unit-already-blocked": {
+    status: 409, title: "Unit already blocked",
+    meaning: "Another block of the unit covers some of these nights: make that block longer instead.",
+  },
   "access-code-in-use": {
     status: 409, title: "Access code in use",
     meaning: "The code already opens the unit for an overlapping stay: choose another code.",
@@ -127,6 +147,11 @@ export const problemTypes = {
     status: 422, title: "Unprocessable request",
     meaning: "Well-formed, but a rule of the data refuses it (dates, capacity, stay limits, formats, payments on one reservation past " +
       "1,000,000,000,000 in all); `errors` names the field where one is to blame.",
+  },
+  "over-occupancy": {
+    status: 422, title: "Over occupancy",
+    meaning: "The party is larger than the room type takes (`maxOccupancy`, `maxAdults`, `maxChildren`): book a larger room " +
+      "type, or split the party over several stays.",
   },
   "unknown-reference": {
     status: 422, title: "Unknown reference",

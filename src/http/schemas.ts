@@ -94,6 +94,29 @@ export const problem = z.object({
   referencedBy: z.string().optional().meta({
     description: "With `urn:pms:problem:still-referenced`: what still refers to the resource, like `reservations`.",
   }),
+  roomTypeId: z.uuid().optional().meta({ description: "With `urn:pms:problem:no-availability`: the room type that is full." }),
+  nights: z.array(z.string()).optional().meta({
+    description: "With `urn:pms:problem:no-availability`: the nights (YYYY-MM-DD) on which the room type has no room left.",
+  }),
+  blockId: z.uuid().optional().meta({
+    description: "With `urn:pms:problem:unit-out-of-order`: the block that covers some of the nights (`startsOn`, `endsOn`).",
+  }),
+  startsOn: z.string().optional().meta({ description: "With `blockId`: the block's first night." }),
+  endsOn: z.string().optional().meta({ description: "With `blockId`: the first night after the block." }),
+  unitStatus: z.string().optional().meta({
+    description: "With `urn:pms:problem:unit-out-of-order`: the unit's status, when it is not active.",
+  }),
+  reservationId: z.uuid().optional().meta({
+    description: "With `urn:pms:problem:unit-occupied`: the stay the unit holds (`confirmationCode`, `checkIn`, `checkOut`).",
+  }),
+  confirmationCode: z.string().optional().meta({ description: "With `reservationId`: the stay's confirmation code." }),
+  checkIn: z.string().optional().meta({ description: "With `reservationId`: the stay's arrival." }),
+  checkOut: z.string().optional().meta({ description: "With `reservationId`: the stay's departure." }),
+  maxOccupancy: z.number().int().optional().meta({
+    description: "With `urn:pms:problem:over-occupancy`: the most guests the room type takes (`maxAdults`, `maxChildren`).",
+  }),
+  maxAdults: z.number().int().optional().meta({ description: "With `maxOccupancy`: the most adults." }),
+  maxChildren: z.number().int().optional().meta({ description: "With `maxOccupancy`: the most children." }),
   reasons: z.array(z.string()).optional().meta({
     description: "Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: " +
       "`length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach).",

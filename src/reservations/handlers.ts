@@ -54,17 +54,24 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
   return [
     reservations.list({
       access: "member", query: listReservationsQuery,
-      summary: "List reservations by arrival date; filter by status, property, unit, guest and dates.",
+      summary: "List reservations by arrival date; filter by status, property, room type, unit, guest and dates.",
     }, listReservations),
     reservations.create({
-      access: "member", summary: "Create a reservation. Nights already taken on the unit are a 409.",
-      body: createReservationBody, problems: ["unit-already-booked", "already-exists", "unknown-reference", "unprocessable"],
+      access: "member",
+      summary: "Create a reservation for a room type, with or without a unit. A type with no room left on one of its nights, " +
+        "or nights already taken on the unit, are a 409.",
+      body: createReservationBody,
+      problems: ["no-availability", "unit-already-booked", "unit-out-of-order", "over-occupancy", "already-exists", "unknown-reference", "unprocessable"],
     }, insertReservation),
     reservations.get({ access: "member", summary: "Read a reservation, with what is paid and what is owed." },
       findReservation),
     reservations.update({
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
-      body: updateReservationBody, problems: ["unit-already-booked", "already-exists", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
+      body: updateReservationBody,
+      problems: [
+        "no-availability", "unit-already-booked", "unit-out-of-order", "over-occupancy", "already-exists", "lifecycle-transition-refused",
+        "unknown-reference", "unprocessable",
+      ],
     }, { lock: lockReservation, update: updateReservation }),
     reservations.remove({
       access: "manager", summary: "Delete a reservation that has no payments (a mistake). Otherwise cancel it.",

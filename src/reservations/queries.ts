@@ -10,7 +10,7 @@ import type { createReservationBody, listReservationsQuery, reservationStatuses,
 export type ReservationStatus = (typeof reservationStatuses)[number];
 
 const columns = camelSelection([
-  "id", "property_id", "unit_id", "guest_id", "rate_plan_id", "confirmation_code", "check_in", "check_out", "adults",
+  "id", "property_id", "room_type_id", "unit_id", "guest_id", "rate_plan_id", "confirmation_code", "check_in", "check_out", "adults",
   "children", "status", "total_amount", "currency", "amount_paid", "balance", "source", "external_reference", "notes",
   "cancellation_reason", "confirmed_at", "checked_in_at", "checked_out_at", "cancelled_at", "no_show_at", "created_at",
   "updated_at",
@@ -27,6 +27,7 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
     : query.orderBy("check_in").orderBy("id");
   if (filter.status) query = query.where("status", "in", filter.status);
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
+  if (filter.roomTypeId) query = query.where("room_type_id", "=", filter.roomTypeId);
   if (filter.unitId) query = query.where("unit_id", "=", filter.unitId);
   if (filter.guestId) query = query.where("guest_id", "=", filter.guestId);
   if (filter.from) {

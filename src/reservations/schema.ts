@@ -6,7 +6,11 @@ export const reservationStatuses = ["pending", "confirmed", "checked_in", "check
 export const reservationSources = ["direct", "phone", "email", "walk_in", "website", "channel_manager", "ota", "other"] as const;
 
 const stay = {
-  unitId: id.nullable(),
+  roomTypeId: id.meta({
+    description: "What was booked. Defaults to the unit's room type; a unit assigned must be of it. Changing it moves the stay's " +
+      "claim on inventory to the new type.",
+  }),
+  unitId: id.nullable().meta({ description: "The unit, of the stay's room type; needed by check-in." }),
   guestId: id,
   ratePlanId: id.nullable(),
   checkIn: isoDate,
@@ -25,6 +29,7 @@ const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path:
 export const createReservationBody = z.strictObject({
   ...stay,
   propertyId: id,
+  roomTypeId: stay.roomTypeId.optional(),
   unitId: stay.unitId.optional(),
   ratePlanId: stay.ratePlanId.optional(),
   adults: stay.adults.default(1),
@@ -48,6 +53,7 @@ export const cancelReservationBody = z.strictObject({
 export const reservation = z.object({
   id,
   propertyId: id,
+  roomTypeId: id.nullable().meta({ description: "Null only for a stay booked without a unit before room types existed." }),
   unitId: id.nullable(),
   guestId: id,
   ratePlanId: id.nullable(),
@@ -78,6 +84,7 @@ export const listReservationsQuery = z.strictObject({
   ...pageQuery,
   status: oneOrMany(reservationStatuses).optional(),
   propertyId: id.optional(),
+  roomTypeId: id.optional(),
   unitId: id.optional(),
   guestId: id.optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),

@@ -17,7 +17,7 @@ export function unitEndpoints(scope: RequestScope): Endpoint[] {
     units.get({ access: "member", summary: "Read a unit." }, findUnit),
     units.update({
       access: "manager", summary: "Update a unit. Retire it with status archived; it cannot move to another property.",
-      body: updateUnitBody, problems: ["already-exists", "unprocessable"],
+      body: updateUnitBody, problems: ["already-exists", "unknown-reference", "unprocessable", "unit-occupied", "no-availability"],
     }, { lock: lockUnit, update: updateUnit }),
     units.remove({
       access: "manager", summary: "Delete a unit nothing refers to yet. While anything does, 409: archive it with PATCH instead.", problems: ["still-referenced"],

@@ -28,13 +28,17 @@
 -- read one tenant's rows and no other's. The workers read the job's tenant and its rows,
 -- and who is in the tenant (an in_app notification reaches a member only while they are
 -- one; a system notice reaches the owners and admins).
-grant select on public.tenants, public.properties, public.units, public.rate_plans, public.guests,
-  public.reservations, public.payments, public.payment_links, public.tasks, public.access_codes
+grant select on public.tenants, public.properties, public.room_types, public.units, public.unit_blocks, public.rate_plans,
+  public.guests, public.reservations, public.payments, public.payment_links, public.tasks, public.access_codes
   to background_worker;
 
 create policy "background jobs read the job's tenant" on public.tenants
   for select to background_worker using (id = (select private.request_tenant_id()));
 create policy "background jobs read the job's properties" on public.properties
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs read the job's room types" on public.room_types
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs read the job's unit blocks" on public.unit_blocks
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));
 create policy "background jobs read the job's units" on public.units
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));

@@ -1,4 +1,5 @@
--- Properties, their rentable units and the rate plans that price their stays.
+-- Properties, the room types they sell, their rentable units and the rate plans that
+-- price their stays.
 -- Owners and admins set them up; everyone in the tenant reads them.
 create table public.properties (
   tenant_id uuid not null default private.request_tenant_id()
@@ -26,6 +27,42 @@ create table public.properties (
   constraint properties_tenant_id_name_key unique (tenant_id, name)
 );
 
+-- What a property sells: a kind of room (a double, a family suite), with the party it
+-- takes. Every unit is of one room type; a stay is booked for a type and given a unit of
+-- that type by check-in, and a type never holds more stays on a night than it has units in
+-- service that night (inventory.sql).
+create table public.room_types (
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint room_types_tenant_id_fkey references public.tenants (id) on delete cascade,
+  id uuid not null default gen_random_uuid(),
+  property_id uuid not null,
+  code text not null constraint room_types_code_check check (code ~ '^[A-Z0-9][A-Z0-9_-]{0,31}$'),
+  name text not null constraint room_types_name_check check (length(btrim(name)) between 1 and 200),
+  description text constraint room_types_description_check check (length(description) <= 2000),
+  -- The party a rate's price is for; guests beyond it pay a rate's extra-adult and
+  -- extra-child amounts, up to the maxima.
+  standard_occupancy integer not null default 2
+    constraint room_types_standard_occupancy_check check (standard_occupancy between 1 and 100),
+  max_occupancy integer not null default 2 constraint room_types_max_occupancy_check check (max_occupancy between 1 and 100),
+  -- Null: up to max_occupancy adults, and children up to max_occupancy less one adult.
+  max_adults integer constraint room_types_max_adults_check check (max_adults between 1 and 100),
+  max_children integer constraint room_types_max_children_check check (max_children between 0 and 99),
+  status text not null default 'active' constraint room_types_status_check check (status in ('active', 'archived')),
+  created_by uuid default auth.uid()
+    constraint room_types_created_by_fkey references auth.users (id) on delete set null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  constraint room_types_pkey primary key (tenant_id, id),
+  -- Lets units and reservations require a room type of their own property.
+  constraint room_types_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
+  constraint room_types_tenant_id_property_id_code_key unique (tenant_id, property_id, code),
+  constraint room_types_standard_within_max_occupancy check (standard_occupancy <= max_occupancy),
+  constraint room_types_max_adults_within_max_occupancy check (max_adults <= max_occupancy),
+  constraint room_types_max_children_below_max_occupancy check (max_children < max_occupancy),
+  constraint room_types_tenant_id_property_id_fkey
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+);
+
 create table public.units (
   tenant_id uuid not null default private.request_tenant_id()
     constraint units_tenant_id_fkey references public.tenants (id) on delete cascade,
@@ -36,22 +73,70 @@ create table public.units (
     constraint units_type_check check (type in ('room', 'suite', 'apartment', 'house', 'dorm_bed', 'other')),
   capacity integer not null default 2 constraint units_capacity_check check (capacity between 1 and 100),
   floor text constraint units_floor_check check (length(floor) <= 20),
+  -- Only an active unit counts in its room type's inventory and takes stays; a unit out
+  -- of order for some nights keeps its status and gets a dated block (inventory.sql).
   status text not null default 'active'
     constraint units_status_check check (status in ('active', 'out_of_service', 'archived')),
   created_by uuid default auth.uid() constraint units_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- What it is sold as; set by unit_default_room_type when a writer gives none.
+  room_type_id uuid not null,
   constraint units_pkey primary key (tenant_id, id),
   -- Lets reservations and tasks require that their unit is in their property.
   constraint units_tenant_id_property_id_id_key unique (tenant_id, property_id, id),
   constraint units_tenant_id_property_id_name_key unique (tenant_id, property_id, name),
   constraint units_tenant_id_property_id_fkey
-    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint units_tenant_id_property_id_room_type_id_fkey
+    foreign key (tenant_id, property_id, room_type_id) references public.room_types (tenant_id, property_id, id)
 );
+-- A room type's units, in service or not: its inventory.
+create index units_tenant_room_type_idx on public.units (tenant_id, room_type_id);
+
+-- A unit created without a room type joins its property's room type for its kind and
+-- capacity (code ROOM-2, SUITE-4, ...; name "Room for 2"), made the first time with the
+-- capacity as its maximum occupancy: so writers that predate room types keep working,
+-- each unit has exactly one type, and the party a unit took before, its type takes.
+create or replace function private.unit_default_room_type()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+declare
+  default_code text := upper(new.type) || '-' || new.capacity;
+begin
+  if new.room_type_id is not null then
+    return new;
+  end if;
+  select rt.id into new.room_type_id from public.room_types rt
+  where rt.tenant_id = new.tenant_id and rt.property_id = new.property_id and rt.code = default_code;
+  if new.room_type_id is null then
+    insert into public.room_types (tenant_id, property_id, code, name, standard_occupancy, max_occupancy)
+    values (new.tenant_id, new.property_id, default_code,
+            initcap(replace(new.type, '_', ' ')) || ' for ' || new.capacity, least(2, new.capacity), new.capacity)
+    on conflict on constraint room_types_tenant_id_property_id_code_key do nothing
+    returning id into new.room_type_id;
+    -- Another writer made it at the same moment.
+    if new.room_type_id is null then
+      select rt.id into new.room_type_id from public.room_types rt
+      where rt.tenant_id = new.tenant_id and rt.property_id = new.property_id and rt.code = default_code;
+    end if;
+  end if;
+  return new;
+end
+$$;
+
+create trigger unit_default_room_type before insert on public.units
+  for each row execute function private.unit_default_room_type();
 
 create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.properties
   for each row execute function private.forbid_tenant_change();
 create trigger touch_updated_at before update on public.properties
+  for each row execute function private.touch_updated_at();
+create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.room_types
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.room_types
   for each row execute function private.touch_updated_at();
 create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.units
   for each row execute function private.forbid_tenant_change();
@@ -59,8 +144,9 @@ create trigger touch_updated_at before update on public.units
   for each row execute function private.touch_updated_at();
 
 alter table public.properties enable row level security;
+alter table public.room_types enable row level security;
 alter table public.units enable row level security;
-revoke all on public.properties, public.units from anon;
+revoke all on public.properties, public.room_types, public.units from anon;
 
 create policy "members read properties" on public.properties
   for select to authenticated
@@ -76,6 +162,23 @@ create policy "managers update properties" on public.properties
   using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
   with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
 create policy "managers delete properties" on public.properties
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+create policy "members read room types" on public.room_types
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create room types" on public.room_types
+  for insert to authenticated
+  with check (
+    tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager())
+    and created_by is not distinct from (select auth.uid())
+  );
+create policy "managers update room types" on public.room_types
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete room types" on public.room_types
   for delete to authenticated
   using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
 

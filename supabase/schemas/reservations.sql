@@ -60,6 +60,9 @@ create table public.reservations (
     constraint reservations_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- What was booked. A unit of this type is assigned by check-in; with a unit and no
+  -- type, the unit's type. Null only for a stay booked before room types, with no unit.
+  room_type_id uuid,
   constraint reservations_pkey primary key (tenant_id, id),
   constraint reservations_tenant_id_confirmation_code_key unique (tenant_id, confirmation_code),
   -- Targets for children that must match the reservation's currency or property.
@@ -71,6 +74,8 @@ create table public.reservations (
     foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
   constraint reservations_tenant_id_property_id_unit_id_fkey
     foreign key (tenant_id, property_id, unit_id) references public.units (tenant_id, property_id, id),
+  constraint reservations_tenant_id_property_id_room_type_id_fkey
+    foreign key (tenant_id, property_id, room_type_id) references public.room_types (tenant_id, property_id, id),
   constraint reservations_tenant_id_guest_id_fkey
     foreign key (tenant_id, guest_id) references public.guests (tenant_id, id),
   constraint reservations_tenant_id_property_id_rate_plan_id_currency_fkey
@@ -103,6 +108,9 @@ create index reservations_tenant_status_idx on public.reservations (tenant_id, s
 create index reservations_tenant_property_check_in_idx on public.reservations (tenant_id, property_id, check_in);
 create index reservations_tenant_guest_idx on public.reservations (tenant_id, guest_id);
 create index reservations_tenant_unit_idx on public.reservations (tenant_id, unit_id) where unit_id is not null;
+-- A room type's held stays over a range of nights: its inventory (inventory.sql).
+create index reservations_tenant_room_type_stay_idx on public.reservations using gist (tenant_id, room_type_id, stay)
+  where status in ('pending', 'confirmed', 'checked_in') and room_type_id is not null;
 create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id, rate_plan_id) where rate_plan_id is not null;
 -- A channel manager that resends a booking finds the one it created.
 create unique index reservations_tenant_source_external_reference_key
@@ -123,6 +131,9 @@ declare
   next_statuses text[];
   plan public.rate_plans;
   unit_capacity integer;
+  unit_status text;
+  unit_room_type uuid;
+  room_type public.room_types;
   property_currency text;
   nights integer := new.check_out - new.check_in;
 begin
@@ -192,10 +203,10 @@ begin
         when 'no_show' then new.no_show_at := now();
       end case;
     elsif old.status in ('checked_out', 'cancelled', 'no_show')
-      and (new.property_id, new.unit_id, new.guest_id, new.rate_plan_id, new.check_in, new.check_out,
+      and (new.property_id, new.unit_id, new.room_type_id, new.guest_id, new.rate_plan_id, new.check_in, new.check_out,
            new.adults, new.children, new.total_amount, new.currency)
           is distinct from
-          (old.property_id, old.unit_id, old.guest_id, old.rate_plan_id, old.check_in, old.check_out,
+          (old.property_id, old.unit_id, old.room_type_id, old.guest_id, old.rate_plan_id, old.check_in, old.check_out,
            old.adults, old.children, old.total_amount, old.currency) then
       raise exception 'a % reservation can no longer change its stay or price', old.status
         using errcode = 'PT409', constraint = 'reservations_final_stay_fixed',
@@ -232,14 +243,53 @@ begin
     select p.currency from public.properties p where p.tenant_id = new.tenant_id and p.id = new.property_id));
 
   if new.unit_id is not null and (tg_op = 'INSERT'
-      or (new.unit_id, new.adults, new.children) is distinct from (old.unit_id, old.adults, old.children)) then
-    select u.capacity into unit_capacity from public.units u
+      or (new.unit_id, new.room_type_id, new.adults, new.children)
+         is distinct from (old.unit_id, old.room_type_id, old.adults, old.children)) then
+    select u.capacity, u.status, u.room_type_id into unit_capacity, unit_status, unit_room_type from public.units u
     where u.tenant_id = new.tenant_id and u.id = new.unit_id and u.property_id = new.property_id;
     if not found then
       raise exception 'unit % does not belong to property %', new.unit_id, new.property_id using errcode = '23503';
     end if;
     if new.adults + new.children > unit_capacity then
       raise exception 'the unit sleeps %, not %', unit_capacity, new.adults + new.children using errcode = '23514';
+    end if;
+    new.room_type_id := coalesce(new.room_type_id, unit_room_type);
+    if new.room_type_id <> unit_room_type then
+      raise exception 'the unit is not of the stay''s room type'
+        using errcode = '23514', constraint = 'reservations_unit_of_room_type',
+              hint = 'Change roomTypeId with the unit to move the stay to another room type.';
+    end if;
+    if unit_status <> 'active' and (tg_op = 'INSERT' or new.unit_id is distinct from old.unit_id)
+        and new.status in ('pending', 'confirmed', 'checked_in') then
+      raise exception 'the unit is %, and takes no stays', replace(unit_status, '_', ' ')
+        using errcode = 'PT409', constraint = 'reservations_unit_in_service',
+              detail = jsonb_build_object('unitStatus', unit_status)::text;
+    end if;
+  end if;
+
+  -- The party the room type takes, when the stay is booked or its type or party changes.
+  if new.room_type_id is not null and (tg_op = 'INSERT'
+      or (new.room_type_id, new.adults, new.children) is distinct from (old.room_type_id, old.adults, old.children)) then
+    select * into room_type from public.room_types rt
+    where rt.tenant_id = new.tenant_id and rt.id = new.room_type_id and rt.property_id = new.property_id;
+    if not found then
+      raise exception 'room type % does not belong to property %', new.room_type_id, new.property_id
+        using errcode = '23503', constraint = 'reservations_tenant_id_property_id_room_type_id_fkey';
+    end if;
+    if room_type.status <> 'active' and (tg_op = 'INSERT' or new.room_type_id is distinct from old.room_type_id) then
+      raise exception 'room type % is archived and takes no new stays', room_type.code
+        using errcode = '23514', constraint = 'reservations_room_type_active';
+    end if;
+    if new.adults + new.children > room_type.max_occupancy
+        or new.adults > coalesce(room_type.max_adults, room_type.max_occupancy)
+        or new.children > coalesce(room_type.max_children, room_type.max_occupancy - 1) then
+      raise exception 'room type % takes at most % guests (% adults, % children), not % adults and % children',
+        room_type.code, room_type.max_occupancy, coalesce(room_type.max_adults, room_type.max_occupancy),
+        coalesce(room_type.max_children, room_type.max_occupancy - 1), new.adults, new.children
+        using errcode = 'PT422', constraint = 'reservations_room_type_occupancy',
+              detail = jsonb_build_object('maxOccupancy', room_type.max_occupancy,
+                'maxAdults', coalesce(room_type.max_adults, room_type.max_occupancy),
+                'maxChildren', coalesce(room_type.max_children, room_type.max_occupancy - 1))::text;
     end if;
   end if;
 

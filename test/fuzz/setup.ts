@@ -1,5 +1,5 @@
 // The data the fuzzer (scripts/fuzz.sh) works in: a tenant of its own, with a property,
-// a unit, a rate plan, a guest, reservations in every open status, an access code, a
+// a unit and its room type, a block of the unit, a rate plan, a guest, reservations in every open status, an access code, a
 // payment link, a task and an API key for the property (with a rate limit no run reaches,
 // so that its requests reach the routes), a message in the admin's inbox and a browser of
 // the admin's subscribed to push, and two users: the tenant's
@@ -39,6 +39,9 @@ const link = await expectStatus<Schemas["PaymentLink"]>("POST", "/v1/reservation
   await asOwner.post(`/reservations/${stay.reservation.id}/payment-link`, {}, representation), 201);
 const task = await expectStatus<Schemas["Task"]>("POST", "/v1/tasks",
   await asOwner.post("/tasks", { propertyId: place.propertyId, unitId: place.unitId, type: "cleaning", title: "Turn the room" }, representation), 201);
+const block = await expectStatus<Schemas["UnitBlock"]>("POST", "/v1/unit-blocks",
+  await asOwner.post("/unit-blocks", { unitId: place.unitId, startsOn: addDays(start, 40), endsOn: addDays(start, 42), reason: "New carpet" },
+    representation), 201);
 const key = await issueApiKey(asOwner, stay.property.id);
 // The integration run sends over a thousand requests in seconds: at the default limit (600 a
 // minute) half of them would be 429s, which the document allows but which test nothing
@@ -52,6 +55,8 @@ const subscription = await register(client(admin, tenantId), await browserSubscr
 const ids: Record<string, string[]> = {
   properties: [place.propertyId],
   units: [place.unitId],
+  "room-types": [stay.unit.roomTypeId],
+  "unit-blocks": [block.id],
   "rate-plans": [stay.ratePlan.id],
   guests: [place.guestId],
   reservations: reservations.map((reservation) => reservation.id),

@@ -8,7 +8,19 @@ import { z } from "zod";
 import { isoDate, timestampInput } from "../../src/http/schemas.ts";
 import { type Client, expectInvalid, expectStatus, type Page, representation, type Schemas, withFixture } from "../support/api.ts";
 import { apiDocument } from "../support/api-document.ts";
-import { addDays, createGuest, createProperty, createRatePlan, createStay, createUnit, type Reservation, type Stay, stepReservation } from "../support/domain.ts";
+import {
+  addDays,
+  createGuest,
+  createProperty,
+  createRatePlan,
+  createStay,
+  createUnit,
+  createUnitBlock,
+  type Reservation,
+  type Stay,
+  stepReservation,
+  type UnitBlock,
+} from "../support/domain.ts";
 import { external, issueApiKey } from "../support/integration.ts";
 import type { OpenApiDocument } from "../support/openapi.ts";
 
@@ -19,9 +31,9 @@ type Payment = Schemas["Payment"];
 // A request that carries `value` in one field, and nothing else wrong.
 type Case = { method: string; path: string; field: string; kind: "date" | "date-time"; send: (value: string) => Promise<Response> };
 
-type Place = { stay: Stay; key: string; task: Task; api: Client };
+type Place = { stay: Stay; key: string; task: Task; block: UnitBlock; api: Client };
 
-function cases({ stay, key, task, api }: Place): Case[] {
+function cases({ stay, key, task, block, api }: Place): Case[] {
   const reservationId = stay.reservation.id;
   const query = (field: string, value: string) => `?${field}=${encodeURIComponent(value)}`;
   const create = { propertyId: stay.property.id, guestId: stay.guest.id };
@@ -93,6 +105,24 @@ function cases({ stay, key, task, api }: Place): Case[] {
       method: "PATCH", path: "/v1/reservations/{id}", field: "checkOut", kind: "date",
       send: (value) => api.patch(`/reservations/${reservationId}`, { checkOut: value }),
     },
+    {
+      method: "POST", path: "/v1/unit-blocks", field: "startsOn", kind: "date",
+      send: (value) => api.post("/unit-blocks", { unitId: stay.unit.id, startsOn: value, endsOn: "2027-07-03", reason: "Paint" }),
+    },
+    {
+      method: "POST", path: "/v1/unit-blocks", field: "endsOn", kind: "date",
+      send: (value) => api.post("/unit-blocks", { unitId: stay.unit.id, startsOn: "2027-07-01", endsOn: value, reason: "Paint" }),
+    },
+    {
+      method: "PATCH", path: "/v1/unit-blocks/{id}", field: "startsOn", kind: "date",
+      send: (value) => api.patch(`/unit-blocks/${block.id}`, { startsOn: value }),
+    },
+    {
+      method: "PATCH", path: "/v1/unit-blocks/{id}", field: "endsOn", kind: "date",
+      send: (value) => api.patch(`/unit-blocks/${block.id}`, { endsOn: value }),
+    },
+    { method: "GET", path: "/v1/unit-blocks", field: "from", kind: "date", send: (value) => api.get(`/unit-blocks${query("from", value)}`) },
+    { method: "GET", path: "/v1/unit-blocks", field: "to", kind: "date", send: (value) => api.get(`/unit-blocks${query("to", value)}`) },
     { method: "GET", path: "/v1/reservations", field: "from", kind: "date", send: (value) => api.get(`/reservations${query("from", value)}`) },
     { method: "GET", path: "/v1/reservations", field: "to", kind: "date", send: (value) => api.get(`/reservations${query("to", value)}`) },
     {
@@ -162,7 +192,8 @@ async function place(tenant: { ownerClient: Client }): Promise<Place> {
   const key = (await issueApiKey(api, stay.property.id)).secret;
   const created = await api.post("/tasks", { propertyId: stay.property.id, type: "other", title: "Check the boiler" }, representation);
   const task = await expectStatus<Task>("POST", "/v1/tasks", created, 201);
-  return { stay, key, task, api };
+  const block = await createUnitBlock(api, stay.unit.id, "2027-06-01", "2027-06-03");
+  return { stay, key, task, block, api };
 }
 
 const refusedDateTimes = [

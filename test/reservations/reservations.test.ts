@@ -68,6 +68,8 @@ Deno.test("POST /v1/reservations with return=representation: 201, the defaults, 
     assert.match(created.confirmationCode, CONFIRMATION_CODE);
     assert.deepEqual(created, {
       ...input,
+      // Booked by unit: the unit's room type.
+      roomTypeId: unit.roomTypeId,
       id: created.id,
       confirmationCode: created.confirmationCode,
       adults: 1,
@@ -137,6 +139,7 @@ Deno.test("POST /v1/reservations without Prefer: 201, Location, ETag and the new
     const { status: _, ...given } = input;
     assert.deepEqual(created, {
       ...given,
+      roomTypeId: unit.roomTypeId,
       id: location.slice("/reservations/".length),
       confirmationCode: created.confirmationCode,
       status: "confirmed",

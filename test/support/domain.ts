@@ -8,6 +8,8 @@ import { expectStatus, readOne, representation, unique } from "./api.ts";
 
 export type Property = Schemas["Property"];
 export type Unit = Schemas["Unit"];
+export type RoomType = Schemas["RoomType"];
+export type UnitBlock = Schemas["UnitBlock"];
 export type RatePlan = Schemas["RatePlan"];
 export type Guest = Schemas["Guest"];
 export type Reservation = Schemas["Reservation"];
@@ -22,6 +24,15 @@ async function create<T>(api: Client, collection: string, body: Fields): Promise
 
 export function createProperty(api: Client, fields: Fields = {}): Promise<Property> {
   return create(api, "properties", { name: unique("Harbour House"), timezone: "Europe/Lisbon", currency: "EUR", ...fields });
+}
+
+export function createRoomType(api: Client, propertyId: string, fields: Fields = {}): Promise<RoomType> {
+  const code = `RT-${crypto.randomUUID().slice(0, 6).toUpperCase()}`;
+  return create(api, "room-types", { propertyId, code, name: "Double", standardOccupancy: 2, maxOccupancy: 2, ...fields });
+}
+
+export function createUnitBlock(api: Client, unitId: string, startsOn: string, endsOn: string, fields: Fields = {}): Promise<UnitBlock> {
+  return create(api, "unit-blocks", { unitId, startsOn, endsOn, reason: "Out of order", ...fields });
 }
 
 export function createUnit(api: Client, propertyId: string, fields: Fields = {}): Promise<Unit> {

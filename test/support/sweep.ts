@@ -91,8 +91,12 @@ export function bodiesFor(
     changeMemberRole: { role: "admin" },
     createProperty: { name: "Probe House", timezone: "Europe/Lisbon", currency: "EUR" },
     updateProperty: { city: "Elsewhere" },
+    createRoomType: { propertyId: f.propertyId, code: "PROBE", name: "Probe room", maxOccupancy: 2 },
+    updateRoomType: { name: "Renamed by a probe" },
     createUnit: { propertyId: f.propertyId, name: "Probe room", type: "room", capacity: 2 },
     updateUnit: { name: "Moved" },
+    createUnitBlock: { unitId: f.unitId, startsOn: "2027-10-01", endsOn: "2027-10-03", reason: "Probe" },
+    updateUnitBlock: { reason: "changed by a probe" },
     createRatePlan: { propertyId: f.propertyId, name: "Probe", code: "PROBE", currency: "EUR", nightlyPrice: 5000 },
     updateRatePlan: { name: "Cheaper" },
     createGuest: { firstName: "Pro", lastName: "Be", email: "probe@guest.example" },
@@ -155,6 +159,9 @@ export async function world(fixture: Fixture): Promise<World> {
   };
   const property = await createProperty(owner);
   const unit = await createUnit(owner, property.id, { type: "room" });
+  const unitBlock = await made("/unit-blocks", "/v1/unit-blocks", {
+    unitId: unit.id, startsOn: "2027-05-01", endsOn: "2027-05-03", reason: "New carpet",
+  });
   const ratePlan = await createRatePlan(owner, property.id, { nightlyPrice: 9000 });
   const guest = await createGuest(owner);
   const reservation = await createReservation(owner, { propertyId: property.id, guestId: guest.id }, {
@@ -199,7 +206,8 @@ export async function world(fixture: Fixture): Promise<World> {
       userId: a.owner.id,
       codeId: accessCode,
       byCollection: {
-        properties: property.id, units: unit.id, "rate-plans": ratePlan.id, guests: guest.id,
+        properties: property.id, units: unit.id, "room-types": unit.roomTypeId, "unit-blocks": unitBlock,
+        "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
         notifications: notification, "api-keys": apiKey.id, inbox: inboxMessage, subscriptions: subscription,
         "webhook-subscriptions": webhookSubscription, "webhook-deliveries": webhookDelivery,

@@ -55,9 +55,12 @@ Deno.test("POST /v1/units with return=representation: 201, the unit, a relative 
     const created = await expectStatus<Unit>("POST", UNITS, response, 201);
     assert.deepEqual(
       { ...created, id: undefined, createdAt: undefined, updatedAt: undefined },
-      { ...input, id: undefined, createdAt: undefined, updatedAt: undefined },
+      { ...input, roomTypeId: created.roomTypeId, id: undefined, createdAt: undefined, updatedAt: undefined },
     );
     assert.match(created.id, /^[0-9a-f-]{36}$/);
+    // Made without a room type, it joins the one made for its kind and capacity.
+    const roomType = await readOne<Schemas["RoomType"]>(t.ownerClient, "/v1/room-types/{id}", { id: created.roomTypeId });
+    assert.deepEqual([roomType.body.code, roomType.body.maxOccupancy], ["SUITE-4", 4]);
     assert.equal(created.createdAt, created.updatedAt);
     assert.equal(response.headers.get("preference-applied"), "return=representation");
     const raw = response.headers.get("location")!;
@@ -83,6 +86,7 @@ Deno.test("POST /v1/units without Prefer: 201, the new id, Location and ETag; th
       { ...unit, id: undefined, createdAt: undefined, updatedAt: undefined },
       {
         propertyId: property.id,
+        roomTypeId: unit.roomTypeId,
         name,
         type: "room",
         capacity: 2,

@@ -217,6 +217,43 @@ export interface paths {
         patch: operations["updateProperty"];
         trace?: never;
     };
+    "/v1/room-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's room types, by property and code. */
+        get: operations["listRoomTypes"];
+        put?: never;
+        /** Create a room type in a property: what it sells, and the party it takes. */
+        post: operations["createRoomType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/room-types/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a room type. */
+        get: operations["getRoomType"];
+        put?: never;
+        post?: never;
+        /** Delete a room type no unit or stay is of. While one is, 409: archive it with PATCH instead. */
+        delete: operations["deleteRoomType"];
+        options?: never;
+        head?: never;
+        /** Update a room type. Retire it with status archived; it cannot move to another property. */
+        patch: operations["updateRoomType"];
+        trace?: never;
+    };
     "/v1/units": {
         parameters: {
             query?: never;
@@ -252,6 +289,43 @@ export interface paths {
         head?: never;
         /** Update a unit. Retire it with status archived; it cannot move to another property. */
         patch: operations["updateUnit"];
+        trace?: never;
+    };
+    "/v1/unit-blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's unit blocks, by first night. */
+        get: operations["listUnitBlocks"];
+        put?: never;
+        /** Take a unit out of order for some nights. Refused while it holds a stay on one of them, or when its room type could not hold its stays without it. */
+        post: operations["createUnitBlock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/unit-blocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a unit block. */
+        get: operations["getUnitBlock"];
+        put?: never;
+        post?: never;
+        /** Delete a block: the unit is back in service on its nights. Staff shorten it with PATCH instead. */
+        delete: operations["deleteUnitBlock"];
+        options?: never;
+        head?: never;
+        /** Change a block's nights or reason; it stays on its unit. */
+        patch: operations["updateUnitBlock"];
         trace?: never;
     };
     "/v1/rate-plans": {
@@ -352,10 +426,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List reservations by arrival date; filter by status, property, unit, guest and dates. */
+        /** List reservations by arrival date; filter by status, property, room type, unit, guest and dates. */
         get: operations["listReservations"];
         put?: never;
-        /** Create a reservation. Nights already taken on the unit are a 409. */
+        /** Create a reservation for a room type, with or without a unit. A type with no room left on one of its nights, or nights already taken on the unit, are a 409. */
         post: operations["createReservation"];
         delete?: never;
         options?: never;
@@ -1414,11 +1488,46 @@ export interface components {
             allowedStatuses?: string[];
             /** @description With `urn:pms:problem:still-referenced`: what still refers to the resource, like `reservations`. */
             referencedBy?: string;
+            /**
+             * Format: uuid
+             * @description With `urn:pms:problem:no-availability`: the room type that is full.
+             */
+            roomTypeId?: string;
+            /** @description With `urn:pms:problem:no-availability`: the nights (YYYY-MM-DD) on which the room type has no room left. */
+            nights?: string[];
+            /**
+             * Format: uuid
+             * @description With `urn:pms:problem:unit-out-of-order`: the block that covers some of the nights (`startsOn`, `endsOn`).
+             */
+            blockId?: string;
+            /** @description With `blockId`: the block's first night. */
+            startsOn?: string;
+            /** @description With `blockId`: the first night after the block. */
+            endsOn?: string;
+            /** @description With `urn:pms:problem:unit-out-of-order`: the unit's status, when it is not active. */
+            unitStatus?: string;
+            /**
+             * Format: uuid
+             * @description With `urn:pms:problem:unit-occupied`: the stay the unit holds (`confirmationCode`, `checkIn`, `checkOut`).
+             */
+            reservationId?: string;
+            /** @description With `reservationId`: the stay's confirmation code. */
+            confirmationCode?: string;
+            /** @description With `reservationId`: the stay's arrival. */
+            checkIn?: string;
+            /** @description With `reservationId`: the stay's departure. */
+            checkOut?: string;
+            /** @description With `urn:pms:problem:over-occupancy`: the most guests the room type takes (`maxAdults`, `maxChildren`). */
+            maxOccupancy?: number;
+            /** @description With `maxOccupancy`: the most adults. */
+            maxAdults?: number;
+            /** @description With `maxOccupancy`: the most children. */
+            maxChildren?: number;
             /** @description Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: `length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach). */
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -1598,11 +1707,72 @@ export interface components {
             /** @enum {string} */
             status?: "active" | "archived";
         };
+        RoomType: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            propertyId: string;
+            code: string;
+            name: string;
+            description: string | null;
+            standardOccupancy: number;
+            maxOccupancy: number;
+            maxAdults: number | null;
+            maxChildren: number | null;
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        RoomTypeCreate: {
+            name: string;
+            /** @description Unique within the property; channels map their room codes to it. */
+            code: string;
+            description?: string | null;
+            /** @description The party a rate's price is for; guests beyond it pay its extra amounts. */
+            standardOccupancy?: number;
+            /** @description The most guests, adults and children, a stay of this type takes. */
+            maxOccupancy?: number;
+            /** @description The most adults; null: up to maxOccupancy. */
+            maxAdults?: number | null;
+            /** @description The most children; null: up to maxOccupancy less one adult. */
+            maxChildren?: number | null;
+            /**
+             * @description An archived type takes no new stays; its units and stays keep it.
+             * @enum {string}
+             */
+            status?: "active" | "archived";
+            /** Format: uuid */
+            propertyId: string;
+        };
+        RoomTypeUpdate: {
+            name?: string;
+            /** @description Unique within the property; channels map their room codes to it. */
+            code?: string;
+            description?: string | null;
+            /** @description The party a rate's price is for; guests beyond it pay its extra amounts. */
+            standardOccupancy?: number;
+            /** @description The most guests, adults and children, a stay of this type takes. */
+            maxOccupancy?: number;
+            /** @description The most adults; null: up to maxOccupancy. */
+            maxAdults?: number | null;
+            /** @description The most children; null: up to maxOccupancy less one adult. */
+            maxChildren?: number | null;
+            /**
+             * @description An archived type takes no new stays; its units and stays keep it.
+             * @enum {string}
+             */
+            status?: "active" | "archived";
+        };
         Unit: {
             /** Format: uuid */
             id: string;
             /** Format: uuid */
             propertyId: string;
+            /** Format: uuid */
+            roomTypeId: string;
             name: string;
             /** @enum {string} */
             type: "room" | "suite" | "apartment" | "house" | "dorm_bed" | "other";
@@ -1622,8 +1792,16 @@ export interface components {
             /** @description How many guests it sleeps. */
             capacity?: number;
             floor?: string | null;
-            /** @enum {string} */
+            /**
+             * @description Only an active unit takes stays and counts in its room type's inventory; for some nights out of order, block it.
+             * @enum {string}
+             */
             status?: "active" | "out_of_service" | "archived";
+            /**
+             * Format: uuid
+             * @description The room type it is sold as; without it, the property's room type for its kind and capacity (code ROOM-2, SUITE-4, ...), made the first time with the capacity as its maximum occupancy.
+             */
+            roomTypeId?: string;
             /** Format: uuid */
             propertyId: string;
         };
@@ -1634,8 +1812,51 @@ export interface components {
             /** @description How many guests it sleeps. */
             capacity?: number;
             floor?: string | null;
-            /** @enum {string} */
+            /**
+             * @description Only an active unit takes stays and counts in its room type's inventory; for some nights out of order, block it.
+             * @enum {string}
+             */
             status?: "active" | "out_of_service" | "archived";
+            /**
+             * Format: uuid
+             * @description The room type it is sold as.
+             */
+            roomTypeId?: string;
+        };
+        UnitBlock: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            propertyId: string;
+            /** Format: uuid */
+            unitId: string;
+            /** Format: date */
+            startsOn: string;
+            /** Format: date */
+            endsOn: string;
+            reason: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        UnitBlockCreate: {
+            /** @description The first night the unit is out of order, on the property's clock. */
+            startsOn: string;
+            /** @description The first night it is back (exclusive, as a stay's checkOut). */
+            endsOn: string;
+            /** @description Why, for the front desk and housekeeping: a burst pipe, a renovation. */
+            reason: string;
+            /** Format: uuid */
+            unitId: string;
+        };
+        UnitBlockUpdate: {
+            /** @description The first night the unit is out of order, on the property's clock. */
+            startsOn?: string;
+            /** @description The first night it is back (exclusive, as a stay's checkOut). */
+            endsOn?: string;
+            /** @description Why, for the front desk and housekeeping: a burst pipe, a renovation. */
+            reason?: string;
         };
         RatePlan: {
             /** Format: uuid */
@@ -1754,6 +1975,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             propertyId: string;
+            /** @description Null only for a stay booked without a unit before room types existed. */
+            roomTypeId: string | null;
             unitId: string | null;
             /** Format: uuid */
             guestId: string;
@@ -1794,6 +2017,12 @@ export interface components {
             updatedAt: string;
         };
         ReservationCreate: {
+            /**
+             * Format: uuid
+             * @description What was booked. Defaults to the unit's room type; a unit assigned must be of it. Changing it moves the stay's claim on inventory to the new type.
+             */
+            roomTypeId?: string;
+            /** @description The unit, of the stay's room type; needed by check-in. */
             unitId?: string | null;
             /** Format: uuid */
             guestId: string;
@@ -1829,6 +2058,12 @@ export interface components {
             source: "direct" | "phone" | "email" | "walk_in" | "website" | "channel_manager" | "ota" | "other";
         };
         ReservationUpdate: {
+            /**
+             * Format: uuid
+             * @description What was booked. Defaults to the unit's room type; a unit assigned must be of it. Changing it moves the stay's claim on inventory to the new type.
+             */
+            roomTypeId?: string;
+            /** @description The unit, of the stay's room type; needed by check-in. */
             unitId?: string | null;
             /** Format: uuid */
             guestId?: string;
@@ -4222,12 +4457,471 @@ export interface operations {
             };
         };
     };
+    listRoomTypes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                propertyId?: string;
+                status?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of room types. */
+            200: {
+                headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomType"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRoomType: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomTypeCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomType"] | components["schemas"]["Created"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRoomType: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room type. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomType"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteRoomType: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:still-referenced`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateRoomType: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoomTypeUpdate"];
+            };
+        };
+        responses: {
+            /** @description Updated (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomType"];
+                };
+            };
+            /** @description Updated. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listUnits: {
         parameters: {
             query?: {
                 limit?: number;
                 offset?: number;
                 propertyId?: string;
+                roomTypeId?: string;
                 status?: string;
             };
             header: {
@@ -4623,7 +5317,460 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`, `urn:pms:problem:unit-occupied`, `urn:pms:problem:no-availability`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUnitBlocks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                propertyId?: string;
+                unitId?: string;
+                /** @description Blocks that cover a night on or after this date. */
+                from?: string;
+                /** @description Blocks that begin before this date. */
+                to?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of unit blocks. */
+            200: {
+                headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UnitBlock"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createUnitBlock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnitBlockCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnitBlock"] | components["schemas"]["Created"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-blocked`, `urn:pms:problem:unit-occupied`, `urn:pms:problem:no-availability`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUnitBlock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The unit block. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnitBlock"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteUnitBlock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateUnitBlock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnitBlockUpdate"];
+            };
+        };
+        responses: {
+            /** @description Updated (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnitBlock"];
+                };
+            };
+            /** @description Updated. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-blocked`, `urn:pms:problem:unit-occupied`, `urn:pms:problem:no-availability`, `urn:pms:problem:immutable-field`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5669,6 +6816,7 @@ export interface operations {
                 offset?: number;
                 status?: string;
                 propertyId?: string;
+                roomTypeId?: string;
                 unitId?: string;
                 guestId?: string;
                 /** @description Stays that include a night on or after this date. */
@@ -5797,7 +6945,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-booked`, `urn:pms:problem:already-exists`. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:no-availability`, `urn:pms:problem:unit-already-booked`, `urn:pms:problem:unit-out-of-order`, `urn:pms:problem:already-exists`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5824,7 +6972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6071,7 +7219,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-booked`, `urn:pms:problem:already-exists`, `urn:pms:problem:lifecycle-transition-refused`. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:no-availability`, `urn:pms:problem:unit-already-booked`, `urn:pms:problem:unit-out-of-order`, `urn:pms:problem:already-exists`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6107,7 +7255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;

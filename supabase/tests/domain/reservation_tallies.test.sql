@@ -52,7 +52,7 @@ select is(tests.tally_rows(tests.fx('tenants')), :'rows_before_notes'::bigint,
 insert into public.properties (tenant_id, name, timezone, currency)
 values (tests.fx('tenants'), 'Alpha Hillside', 'Europe/Lisbon', 'EUR') returning id as hillside \gset
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
-update public.reservations set property_id = :'hillside', unit_id = null where check_in = date '2031-01-07';
+update public.reservations set property_id = :'hillside', unit_id = null, room_type_id = null where check_in = date '2031-01-07';
 insert into public.reservations (property_id, guest_id, check_in, check_out)
 values (:'hillside', tests.fx('guests'), date '2031-03-01', date '2031-03-03');
 select tests.act_as_operator();

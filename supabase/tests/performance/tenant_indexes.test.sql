@@ -14,8 +14,10 @@ create temp table scale_tenants as
 insert into public.tenants (id, name) select id, 'Tenant ' || id from scale_tenants;
 insert into public.properties (tenant_id, id, name, timezone, currency)
   select id, id, 'Main house', 'Europe/Berlin', 'EUR' from scale_tenants;
-insert into public.units (tenant_id, id, property_id, name)
-  select t.id, gen_random_uuid(), t.id, 'Room ' || u from scale_tenants t, generate_series(1, 10) u;
+insert into public.room_types (tenant_id, id, property_id, code, name)
+  select id, id, id, 'DBL', 'Double' from scale_tenants;
+insert into public.units (tenant_id, id, property_id, room_type_id, name)
+  select t.id, gen_random_uuid(), t.id, t.id, 'Room ' || u from scale_tenants t, generate_series(1, 10) u;
 insert into public.guests (tenant_id, id, first_name, last_name)
   select id, id, 'Guest', 'One' from scale_tenants;
 -- Each unit has 100 two-night stays; like a real book, most are in the past.

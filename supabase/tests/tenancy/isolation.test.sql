@@ -3,7 +3,7 @@
 -- and a staff member each.
 begin;
 \ir ../helpers/setup.psql
-select plan(198);
+select plan(239);
 
 create temp table fixture as
   select tests.make_tenant('Alpha') as a, tests.make_tenant('Beta') as b;
@@ -130,7 +130,9 @@ end
 $$;
 
 select tests.isolation_checks('properties', null, false);
+select tests.isolation_checks('room_types', '{"property_id": "beta:properties"}', false);
 select tests.isolation_checks('units', '{"property_id": "beta:properties"}', false);
+select tests.isolation_checks('unit_blocks', '{"unit_id": "beta:units"}', true, '23503');
 select tests.isolation_checks('rate_plans', '{"property_id": "beta:properties"}', false);
 select tests.isolation_checks('guests', null, true);
 select tests.isolation_checks('reservations',
