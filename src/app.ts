@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { accessCodeEndpoints } from "./access-codes/handlers.ts";
 import { apiKeyEndpoints } from "./api-keys/handlers.ts";
+import { availabilityEndpoints } from "./availability/handlers.ts";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
@@ -21,6 +22,7 @@ import { paymentEndpoints } from "./payments/handlers.ts";
 import { propertyEndpoints } from "./properties/handlers.ts";
 import { pushEndpoints } from "./push/handlers.ts";
 import type { PushSettings } from "./push/settings.ts";
+import { rateCalendarEndpoints } from "./rate-calendar/handlers.ts";
 import { ratePlanEndpoints } from "./rate-plans/handlers.ts";
 import { reservationEndpoints } from "./reservations/handlers.ts";
 import { roomTypeEndpoints } from "./room-types/handlers.ts";
@@ -65,6 +67,8 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...unitEndpoints(scope),
     ...unitBlockEndpoints(scope),
     ...ratePlanEndpoints(scope),
+    ...rateCalendarEndpoints(scope),
+    ...availabilityEndpoints(scope),
     ...guestEndpoints(scope),
     ...reservationEndpoints(scope),
     ...paymentEndpoints(scope),

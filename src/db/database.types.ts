@@ -848,6 +848,70 @@ export type Database = {
           },
         ];
       };
+      "rate_plan_days": {
+        Row: {
+          "closed": boolean | null;
+          "closed_to_arrival": boolean | null;
+          "closed_to_departure": boolean | null;
+          "created_at": string;
+          "day": string;
+          "extra_adult_price": number | null;
+          "extra_child_price": number | null;
+          "max_stay": number | null;
+          "min_stay": number | null;
+          "price": number | null;
+          "rate_plan_id": string;
+          "tenant_id": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "closed"?: boolean | null;
+          "closed_to_arrival"?: boolean | null;
+          "closed_to_departure"?: boolean | null;
+          "created_at"?: string;
+          "day": string;
+          "extra_adult_price"?: number | null;
+          "extra_child_price"?: number | null;
+          "max_stay"?: number | null;
+          "min_stay"?: number | null;
+          "price"?: number | null;
+          "rate_plan_id": string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "closed"?: boolean | null;
+          "closed_to_arrival"?: boolean | null;
+          "closed_to_departure"?: boolean | null;
+          "created_at"?: string;
+          "day"?: string;
+          "extra_adult_price"?: number | null;
+          "extra_child_price"?: number | null;
+          "max_stay"?: number | null;
+          "min_stay"?: number | null;
+          "price"?: number | null;
+          "rate_plan_id"?: string;
+          "tenant_id"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "rate_plan_days_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "rate_plan_days_tenant_id_rate_plan_id_fkey";
+            columns: ["tenant_id", "rate_plan_id"];
+            isOneToOne: false;
+            referencedRelation: "rate_plans";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "rate_plans": {
         Row: {
           "active": boolean;
@@ -856,6 +920,11 @@ export type Database = {
           "created_at": string;
           "created_by": string | null;
           "currency": string;
+          "derived_amount": number | null;
+          "derived_from_id": string | null;
+          "derived_percent": number | null;
+          "extra_adult_price": number;
+          "extra_child_price": number;
           "free_cancellation_hours": number | null;
           "id": string;
           "max_stay": number | null;
@@ -863,6 +932,7 @@ export type Database = {
           "name": string;
           "nightly_price": number;
           "property_id": string;
+          "room_type_id": string | null;
           "tenant_id": string;
           "updated_at": string;
         };
@@ -874,6 +944,11 @@ export type Database = {
           "created_at"?: string;
           "created_by"?: string | null;
           "currency": string;
+          "derived_amount"?: number | null;
+          "derived_from_id"?: string | null;
+          "derived_percent"?: number | null;
+          "extra_adult_price"?: number;
+          "extra_child_price"?: number;
           "free_cancellation_hours"?: number | null;
           "id"?: string;
           "max_stay"?: number | null;
@@ -881,6 +956,7 @@ export type Database = {
           "name": string;
           "nightly_price": number;
           "property_id": string;
+          "room_type_id"?: string | null;
           "tenant_id"?: string;
           "updated_at"?: string;
         };
@@ -891,6 +967,11 @@ export type Database = {
           "created_at"?: string;
           "created_by"?: string | null;
           "currency"?: string;
+          "derived_amount"?: number | null;
+          "derived_from_id"?: string | null;
+          "derived_percent"?: number | null;
+          "extra_adult_price"?: number;
+          "extra_child_price"?: number;
           "free_cancellation_hours"?: number | null;
           "id"?: string;
           "max_stay"?: number | null;
@@ -898,6 +979,7 @@ export type Database = {
           "name"?: string;
           "nightly_price"?: number;
           "property_id"?: string;
+          "room_type_id"?: string | null;
           "tenant_id"?: string;
           "updated_at"?: string;
         };
@@ -910,11 +992,32 @@ export type Database = {
             referencedColumns: ["id"];
           },
           {
+            foreignKeyName:
+              "rate_plans_tenant_id_property_id_derived_from_id_currency_fkey";
+            columns: [
+              "tenant_id",
+              "property_id",
+              "derived_from_id",
+              "currency",
+            ];
+            isOneToOne: false;
+            referencedRelation: "rate_plans";
+            referencedColumns: ["tenant_id", "property_id", "id", "currency"];
+          },
+          {
             foreignKeyName: "rate_plans_tenant_id_property_id_fkey";
             columns: ["tenant_id", "property_id"];
             isOneToOne: false;
             referencedRelation: "properties";
             referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName:
+              "rate_plans_tenant_id_property_id_room_type_id_fkey";
+            columns: ["tenant_id", "property_id", "room_type_id"];
+            isOneToOne: false;
+            referencedRelation: "room_types";
+            referencedColumns: ["tenant_id", "property_id", "id"];
           },
         ];
       };
@@ -978,6 +1081,7 @@ export type Database = {
           "id": string;
           "no_show_at": string | null;
           "notes": string | null;
+          "price_overridden": boolean;
           "property_id": string;
           "rate_plan_id": string | null;
           "room_type_id": string | null;
@@ -1011,6 +1115,7 @@ export type Database = {
           "id"?: string;
           "no_show_at"?: string | null;
           "notes"?: string | null;
+          "price_overridden"?: boolean;
           "property_id": string;
           "rate_plan_id"?: string | null;
           "room_type_id"?: string | null;
@@ -1018,7 +1123,7 @@ export type Database = {
           "status"?: string;
           "stay"?: never;
           "tenant_id"?: string;
-          "total_amount"?: number;
+          "total_amount": number;
           "unit_id"?: string | null;
           "updated_at"?: string;
         };
@@ -1043,6 +1148,7 @@ export type Database = {
           "id"?: string;
           "no_show_at"?: string | null;
           "notes"?: string | null;
+          "price_overridden"?: boolean;
           "property_id"?: string;
           "rate_plan_id"?: string | null;
           "room_type_id"?: string | null;

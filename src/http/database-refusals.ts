@@ -101,6 +101,31 @@ export const rules: Record<string, Rule> = {
   unit_blocks_tenant_id_property_id_unit_id_fkey: {
     problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
   },
+  rate_plans_derivation_complete: {
+    problem: "unprocessable", detail: "A derived plan names its base plan and exactly one of derivedPercent and derivedAmount.",
+    field: "derivedFromId",
+  },
+  rate_plans_derived_from_base: {
+    problem: "unprocessable", detail: "A plan derives from a base plan, which derives from none.", field: "derivedFromId",
+  },
+  rate_plans_tenant_id_property_id_derived_from_id_currency_fkey: {
+    problem: "unknown-reference", detail: "The base plan does not exist in the plan's property with its currency.", field: "derivedFromId",
+  },
+  rate_plans_tenant_id_property_id_room_type_id_fkey: {
+    problem: "unknown-reference", detail: "The room type does not exist in the plan's property.", field: "roomTypeId",
+  },
+  rate_plan_days_derived_without_prices: {
+    problem: "unprocessable", detail: "A derived plan takes its prices from its base plan: set them there.", field: "price",
+  },
+  rate_plan_days_max_stay_not_below_min_stay: {
+    problem: "unprocessable", detail: "maxStay must be at least minStay on each day.", field: "maxStay",
+  },
+  rate_plan_days_tenant_id_rate_plan_id_fkey: {
+    problem: "unknown-reference", detail: "The rate plan does not exist in this tenant.", field: "ratePlanId",
+  },
+  reservations_rate_plan_room_type: {
+    problem: "unprocessable", detail: "The rate plan sells another room type.", field: "ratePlanId",
+  },
   rate_plans_max_stay_not_below_min_stay: { problem: "unprocessable", detail: "maxStay must be at least minStay.", field: "maxStay" },
   rate_plans_non_refundable_without_free_cancellation: {
     problem: "unprocessable", detail: "A non-refundable rate plan has no free cancellation hours.", field: "freeCancellationHours",
@@ -143,6 +168,7 @@ export const rules: Record<string, Rule> = {
   units_hold_stays: { problem: "unit-occupied" },
   unit_blocks_unit_fixed: { problem: "immutable-field" },
   reservations_room_type_occupancy: { problem: "over-occupancy" },
+  reservations_rate_restricted: { problem: "rate-restricted" },
   reservations_status_transition: { problem: "lifecycle-transition-refused" },
   reservations_final_stay_fixed: { problem: "lifecycle-transition-refused" },
   reservations_arrival_fixed_after_check_in: { problem: "lifecycle-transition-refused", field: "checkIn" },

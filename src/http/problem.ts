@@ -148,6 +148,12 @@ export const problemTypes = {
     meaning: "Well-formed, but a rule of the data refuses it (dates, capacity, stay limits, formats, payments on one reservation past " +
       "1,000,000,000,000 in all); `errors` names the field where one is to blame.",
   },
+  "rate-restricted": {
+    status: 422, title: "Rate restricted",
+    meaning: "The rate plan does not sell this stay (`ratePlanId`): each of `restrictions` says why, `{code, date}` with " +
+      "code closed, closed_to_arrival, closed_to_departure, min_stay (`minStay`) or max_stay (`maxStay`). Offer other dates " +
+      "or another plan (GET /v1/availability says which plans sell them).",
+  },
   "over-occupancy": {
     status: 422, title: "Over occupancy",
     meaning: "The party is larger than the room type takes (`maxOccupancy`, `maxAdults`, `maxChildren`): book a larger room " +

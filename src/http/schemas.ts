@@ -112,6 +112,13 @@ export const problem = z.object({
   confirmationCode: z.string().optional().meta({ description: "With `reservationId`: the stay's confirmation code." }),
   checkIn: z.string().optional().meta({ description: "With `reservationId`: the stay's arrival." }),
   checkOut: z.string().optional().meta({ description: "With `reservationId`: the stay's departure." }),
+  ratePlanId: z.uuid().optional().meta({ description: "With `urn:pms:problem:rate-restricted`: the plan that does not sell the stay." }),
+  restrictions: z.array(z.object({
+    code: z.enum(["closed", "closed_to_arrival", "closed_to_departure", "min_stay", "max_stay"]),
+    date: z.string(),
+    minStay: z.number().int().optional(),
+    maxStay: z.number().int().optional(),
+  })).optional().meta({ description: "With `urn:pms:problem:rate-restricted`: each restriction that refuses the stay." }),
   maxOccupancy: z.number().int().optional().meta({
     description: "With `urn:pms:problem:over-occupancy`: the most guests the room type takes (`maxAdults`, `maxChildren`).",
   }),

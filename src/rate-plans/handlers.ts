@@ -20,7 +20,7 @@ export function ratePlanEndpoints(scope: RequestScope): Endpoint[] {
     ratePlans.update({
       access: "manager",
       summary: "Update a rate plan. Its property and currency stay; withdraw it with active false.",
-      body: updateRatePlanBody, problems: ["already-exists", "unprocessable"],
+      body: updateRatePlanBody, problems: ["already-exists", "unknown-reference", "unprocessable"],
     }, { lock: lockRatePlan, update: updateRatePlan }),
     ratePlans.remove({
       access: "manager", summary: "Delete a rate plan no reservation uses. While one does, 409: set it inactive with PATCH instead.", problems: ["still-referenced"],

@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
 import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
@@ -6,15 +6,21 @@ import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
 import type { createRatePlanBody, listRatePlansQuery, updateRatePlanBody } from "./schema.ts";
 
-const columns = camelSelection([
-  "id", "property_id", "name", "code", "currency", "nightly_price", "min_stay", "max_stay", "cancellation_policy",
-  "free_cancellation_hours", "active", "created_at", "updated_at",
-]);
+const columns = [
+  ...camelSelection([
+    "id", "property_id", "name", "code", "currency", "nightly_price", "min_stay", "max_stay", "cancellation_policy",
+    "free_cancellation_hours", "active", "room_type_id", "extra_adult_price", "extra_child_price", "derived_from_id",
+    "derived_amount", "created_at", "updated_at",
+  ]),
+  // A numeric, which the driver answers as text.
+  sql<number | null>`derived_percent::float8`.as("derivedPercent"),
+];
 
 // Every query runs under the request's context, where RLS limits rows to its tenant.
 export function listRatePlans(db: Reads, filter: z.output<typeof listRatePlansQuery>, page: Page) {
   let query = db.selectFrom("rate_plans").select(columns).orderBy("property_id").orderBy("code").orderBy("id");
   if (filter.propertyId) query = query.where("property_id", "=", filter.propertyId);
+  if (filter.roomTypeId) query = query.where("room_type_id", "=", filter.roomTypeId);
   if (filter.active !== undefined) query = query.where("active", "=", filter.active);
   return paginate(query, page, { tenant: ["tenant_id"] });
 }
@@ -29,7 +35,9 @@ export function lockRatePlan(db: Transaction<DB>, id: string) {
 }
 
 export function insertRatePlan(db: Transaction<DB>, input: z.output<typeof createRatePlanBody>) {
-  return db.insertInto("rate_plans").values(snakeKeys(input)).returning(columns).executeTakeFirstOrThrow();
+  // A derived plan's own nightly price is not used: 0 when none is given.
+  return db.insertInto("rate_plans").values({ ...snakeKeys(input), nightly_price: input.nightlyPrice ?? 0 })
+    .returning(columns).executeTakeFirstOrThrow();
 }
 
 export function updateRatePlan(db: Transaction<DB>, id: string, input: z.output<typeof updateRatePlanBody>) {

@@ -18,7 +18,35 @@ const editable = {
   freeCancellationHours: z.number().int().min(0).max(8760).nullable()
     .meta({ description: "Free cancellation until this many hours before check-in; null with non_refundable." }),
   active: z.boolean().meta({ description: "Only an active plan takes new bookings." }),
+  roomTypeId: id.nullable().meta({ description: "The room type it sells; null: every room type of its property, at the same prices." }),
+  extraAdultPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE)
+    .meta({ description: "What each adult above the room type's standard occupancy adds to a night." }),
+  extraChildPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE)
+    .meta({ description: "What each child above the room type's standard occupancy adds to a night." }),
 };
+
+// A derived plan's prices are its base plan's, a percentage or an amount off or on,
+// following every change of them; nightlyPrice and the extra amounts of its own are not used.
+const derivation = {
+  derivedFromId: id.nullable().meta({ description: "The base plan, of the same property and currency, itself not derived." }),
+  derivedPercent: z.number().min(-100).max(100).multipleOf(0.01).nullable()
+    .meta({ description: "Percent of the base plan's prices added (-10: ten percent off), rounded half away from zero." }),
+  derivedAmount: minorUnits.min(-MAX_NIGHTLY_PRICE).max(MAX_NIGHTLY_PRICE).nullable()
+    .meta({ description: "Minor units added to the base plan's nightly price (negative: off); the extra amounts stay the base's." }),
+};
+
+type Derivation = { derivedFromId?: string | null; derivedPercent?: number | null; derivedAmount?: number | null };
+
+// rate_plans_derivation_complete, on what the body gives: a base plan and exactly one of
+// a percentage and an amount, or none of the three.
+function withDerivationRule<T extends z.ZodType<Derivation>>(schema: T) {
+  return schema.refine((body) => {
+    const given = [body.derivedFromId, body.derivedPercent, body.derivedAmount].filter((value) => value !== undefined);
+    if (given.length === 0) return true;
+    const set = [body.derivedPercent, body.derivedAmount].filter((value) => value != null).length;
+    return body.derivedFromId === undefined || (body.derivedFromId === null ? set === 0 : set === 1);
+  }, { message: "A derived plan names its base plan and exactly one of derivedPercent and derivedAmount.", path: ["derivedFromId"], params: domainRule });
+}
 
 type StayRules = {
   minStay?: number;
@@ -47,19 +75,30 @@ function withStayRules<T extends z.ZodType<StayRules>>(schema: T) {
 
 // The currency is required: the database fills in none, and reservations on the plan
 // are priced in it.
-export const createRatePlanBody = withStayRules(z.strictObject({
+export const createRatePlanBody = withDerivationRule(withStayRules(z.strictObject({
   ...editable,
+  ...derivation,
   propertyId: id,
   currency,
+  nightlyPrice: editable.nightlyPrice.optional().meta({ description: "Required unless the plan is derived." }),
+  roomTypeId: editable.roomTypeId.optional(),
+  extraAdultPrice: editable.extraAdultPrice.optional(),
+  extraChildPrice: editable.extraChildPrice.optional(),
+  derivedFromId: derivation.derivedFromId.optional(),
+  derivedPercent: derivation.derivedPercent.optional(),
+  derivedAmount: derivation.derivedAmount.optional(),
   minStay: editable.minStay.optional(),
   maxStay: editable.maxStay.optional(),
   cancellationPolicy: editable.cancellationPolicy.optional(),
   freeCancellationHours: editable.freeCancellationHours.optional(),
   active: editable.active.optional(),
+})).refine((body) => body.nightlyPrice !== undefined || body.derivedFromId != null, {
+  message: "nightlyPrice is required unless the plan derives from another.", path: ["nightlyPrice"],
 })).meta({ id: "RatePlanCreate" });
 
 // The property and currency stay: reservations refer to a plan by both, with its id.
-export const updateRatePlanBody = withStayRules(patchOf(editable)).meta({ id: "RatePlanUpdate" });
+export const updateRatePlanBody = withDerivationRule(withStayRules(patchOf({ ...editable, ...derivation })))
+  .meta({ id: "RatePlanUpdate" });
 
 export const ratePlan = z.object({
   id,
@@ -73,6 +112,12 @@ export const ratePlan = z.object({
   cancellationPolicy: z.enum(cancellationPolicies),
   freeCancellationHours: z.number().int().nullable(),
   active: z.boolean(),
+  roomTypeId: id.nullable(),
+  extraAdultPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE),
+  extraChildPrice: minorUnits.min(0).max(MAX_NIGHTLY_PRICE),
+  derivedFromId: id.nullable(),
+  derivedPercent: z.number().nullable(),
+  derivedAmount: minorUnits.nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
 }).meta({ id: "RatePlan" });
@@ -80,5 +125,6 @@ export const ratePlan = z.object({
 export const listRatePlansQuery = z.strictObject({
   ...pageQuery,
   propertyId: id.optional(),
+  roomTypeId: id.optional(),
   active: queryBoolean.optional(),
 });

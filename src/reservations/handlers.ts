@@ -61,7 +61,10 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
       summary: "Create a reservation for a room type, with or without a unit. A type with no room left on one of its nights, " +
         "or nights already taken on the unit, are a 409.",
       body: createReservationBody,
-      problems: ["no-availability", "unit-already-booked", "unit-out-of-order", "over-occupancy", "already-exists", "unknown-reference", "unprocessable"],
+      problems: [
+        "no-availability", "unit-already-booked", "unit-out-of-order", "rate-restricted", "over-occupancy", "already-exists",
+        "unknown-reference", "unprocessable",
+      ],
     }, insertReservation),
     reservations.get({ access: "member", summary: "Read a reservation, with what is paid and what is owed." },
       findReservation),
@@ -69,7 +72,8 @@ export function reservationEndpoints(scope: RequestScope): Endpoint[] {
       access: "member", summary: "Change a reservation's stay, unit, guest, price or notes. Status moves through the actions.",
       body: updateReservationBody,
       problems: [
-        "no-availability", "unit-already-booked", "unit-out-of-order", "over-occupancy", "already-exists", "lifecycle-transition-refused",
+        "no-availability", "unit-already-booked", "unit-out-of-order", "rate-restricted", "over-occupancy", "already-exists",
+        "lifecycle-transition-refused",
         "unknown-reference", "unprocessable",
       ],
     }, { lock: lockReservation, update: updateReservation }),

@@ -11,7 +11,7 @@ export type ReservationStatus = (typeof reservationStatuses)[number];
 
 const columns = camelSelection([
   "id", "property_id", "room_type_id", "unit_id", "guest_id", "rate_plan_id", "confirmation_code", "check_in", "check_out", "adults",
-  "children", "status", "total_amount", "currency", "amount_paid", "balance", "source", "external_reference", "notes",
+  "children", "status", "total_amount", "price_overridden", "currency", "amount_paid", "balance", "source", "external_reference", "notes",
   "cancellation_reason", "confirmed_at", "checked_in_at", "checked_out_at", "cancelled_at", "no_show_at", "created_at",
   "updated_at",
 ]);
@@ -80,19 +80,18 @@ export async function lockReservation(db: Transaction<DB>, id: string) {
 
 export function insertReservation(db: Transaction<DB>, input: z.output<typeof createReservationBody>) {
   const { totalAmount, currency, ...rest } = input;
-  // Without a price the stay costs its rate plan's nightly price for each night; the
-  // rate plan is read under the same RLS as everything else.
-  const total = totalAmount ?? sql<number>`coalesce((
-      select rp.nightly_price * (${input.checkOut}::date - ${input.checkIn}::date)
-      from public.rate_plans rp where rp.id = ${input.ratePlanId ?? null}::uuid), 0)`;
+  // Left null, the reservation trigger prices the stay from its rate plan's calendar and
+  // fills the currency from the rate plan or the property.
   return db.insertInto("reservations")
-    // The currency left null is filled by the reservation trigger from the rate plan or property.
-    .values({ ...snakeKeys(rest), total_amount: total, currency: currency ?? sql<string>`null` })
+    .values({ ...snakeKeys(rest), total_amount: totalAmount ?? sql<number>`null`, currency: currency ?? sql<string>`null` })
     .returning(columns).executeTakeFirstOrThrow();
 }
 
 export function updateReservation(db: Transaction<DB>, id: string, input: z.output<typeof updateReservationBody>) {
-  return db.updateTable("reservations").set(snakeKeys(input)).where("id", "=", id).returning(columns)
+  const { totalAmount, ...rest } = input;
+  // A total set to null hands the price back to the calendar (the reservation trigger).
+  const total = totalAmount === undefined ? {} : { total_amount: totalAmount ?? sql<number>`null` };
+  return db.updateTable("reservations").set({ ...snakeKeys(rest), ...total }).where("id", "=", id).returning(columns)
     .executeTakeFirst();
 }
 

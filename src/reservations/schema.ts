@@ -17,7 +17,10 @@ const stay = {
   checkOut: isoDate,
   adults: z.number().int().min(1).max(50),
   children: z.number().int().min(0).max(50),
-  totalAmount: minorUnits.min(0).meta({ description: "The stay's price in minor units; defaults to the rate plan's nightly price times the nights." }),
+  totalAmount: minorUnits.min(0).nullable().meta({
+    description: "The stay's price in minor units, kept as given (priceOverridden). Null or left out: priced from the rate " +
+      "plan's calendar night by night, and priced again when the plan, room type, dates or party change.",
+  }),
   externalReference: z.string().min(1).max(200).nullable(),
   notes: z.string().max(4000).nullable(),
 };
@@ -64,6 +67,9 @@ export const reservation = z.object({
   children: z.number().int(),
   status: z.enum(reservationStatuses),
   totalAmount: minorUnits.min(0),
+  priceOverridden: z.boolean().meta({
+    description: "Whether totalAmount was given by a writer and is kept as given, rather than priced from the calendar.",
+  }),
   currency,
   amountPaid: minorUnits.min(0),
   balance: minorUnits,

@@ -225,6 +225,20 @@ create table public.rate_plans (
     constraint rate_plans_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- The room type it sells; null: every room type of its property, at the same prices.
+  room_type_id uuid,
+  -- What each guest above the room type's standard occupancy adds to a night's price.
+  extra_adult_price bigint not null default 0
+    constraint rate_plans_extra_adult_price_check check (extra_adult_price between 0 and 1000000000),
+  extra_child_price bigint not null default 0
+    constraint rate_plans_extra_child_price_check check (extra_child_price between 0 and 1000000000),
+  -- A derived plan's prices are its base plan's, a percentage more or less (-10.00: ten
+  -- percent off) or an amount added (negative: off), following every change of them
+  -- (rates.sql). A base plan is not itself derived.
+  derived_from_id uuid,
+  derived_percent numeric(5, 2) constraint rate_plans_derived_percent_check check (derived_percent between -100 and 100),
+  derived_amount bigint
+    constraint rate_plans_derived_amount_check check (derived_amount between -1000000000 and 1000000000),
   constraint rate_plans_pkey primary key (tenant_id, id),
   -- Lets a reservation require a rate plan of its property in its own currency.
   constraint rate_plans_tenant_id_property_id_id_currency_key unique (tenant_id, property_id, id, currency),
@@ -232,9 +246,43 @@ create table public.rate_plans (
   constraint rate_plans_max_stay_not_below_min_stay check (max_stay is null or max_stay >= min_stay),
   constraint rate_plans_non_refundable_without_free_cancellation
     check (cancellation_policy <> 'non_refundable' or free_cancellation_hours is null),
+  constraint rate_plans_derivation_complete check (
+    (derived_from_id is null and derived_percent is null and derived_amount is null)
+    or (derived_from_id is not null and num_nonnulls(derived_percent, derived_amount) = 1)),
   constraint rate_plans_tenant_id_property_id_fkey
-    foreign key (tenant_id, property_id) references public.properties (tenant_id, id)
+    foreign key (tenant_id, property_id) references public.properties (tenant_id, id),
+  constraint rate_plans_tenant_id_property_id_room_type_id_fkey
+    foreign key (tenant_id, property_id, room_type_id) references public.room_types (tenant_id, property_id, id),
+  -- The base plan is of the same property and currency.
+  constraint rate_plans_tenant_id_property_id_derived_from_id_currency_fkey
+    foreign key (tenant_id, property_id, derived_from_id, currency)
+    references public.rate_plans (tenant_id, property_id, id, currency)
 );
+create index rate_plans_tenant_derived_from_idx on public.rate_plans (tenant_id, derived_from_id) where derived_from_id is not null;
+
+-- One level of derivation: a plan derives from a base plan, which derives from none.
+create or replace function private.rate_plan_derivation()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if new.derived_from_id is not null and (new.derived_from_id = new.id or exists (
+      select from public.rate_plans b where b.tenant_id = new.tenant_id and b.id = new.derived_from_id and b.derived_from_id is not null)) then
+    raise exception 'a rate plan derives from a base plan, which derives from none'
+      using errcode = '23514', constraint = 'rate_plans_derived_from_base';
+  end if;
+  if new.derived_from_id is not null and tg_op = 'UPDATE' and exists (
+      select from public.rate_plans d where d.tenant_id = new.tenant_id and d.derived_from_id = new.id) then
+    raise exception 'a plan other plans derive from cannot derive from another'
+      using errcode = '23514', constraint = 'rate_plans_derived_from_base';
+  end if;
+  return new;
+end
+$$;
+
+create trigger rate_plan_derivation before insert or update of derived_from_id on public.rate_plans
+  for each row execute function private.rate_plan_derivation();
 
 create trigger forbid_tenant_change before update of tenant_id, created_at, created_by on public.rate_plans
   for each row execute function private.forbid_tenant_change();

@@ -34,7 +34,8 @@ create table public.reservations (
   status text not null default 'pending'
     constraint reservations_status_check
       check (status in ('pending', 'confirmed', 'checked_in', 'checked_out', 'cancelled', 'no_show')),
-  total_amount bigint not null default 0 constraint reservations_total_amount_check check (total_amount >= 0)
+  -- A writer's own total, or null: priced from the rate plan's calendar (price_overridden).
+  total_amount bigint not null constraint reservations_total_amount_check check (total_amount >= 0)
     constraint reservations_total_amount_within_maximum check (total_amount <= 1000000000000),
   -- Defaults to the rate plan's currency, else the property's.
   currency text not null constraint reservations_currency_check check (private.is_iso_currency(currency)),
@@ -63,6 +64,9 @@ create table public.reservations (
   -- What was booked. A unit of this type is assigned by check-in; with a unit and no
   -- type, the unit's type. Null only for a stay booked before room types, with no unit.
   room_type_id uuid,
+  -- Whether total_amount is a writer's own, kept when the stay changes, rather than its
+  -- rate plan's calendar's.
+  price_overridden boolean not null default false,
   constraint reservations_pkey primary key (tenant_id, id),
   constraint reservations_tenant_id_confirmation_code_key unique (tenant_id, confirmation_code),
   -- Targets for children that must match the reservation's currency or property.
@@ -134,6 +138,8 @@ declare
   unit_status text;
   unit_room_type uuid;
   room_type public.room_types;
+  quote jsonb;
+  restrictions jsonb;
   property_currency text;
   nights integer := new.check_out - new.check_in;
 begin
@@ -231,11 +237,11 @@ begin
     if new.currency is distinct from plan.currency and new.currency is not null then
       raise exception 'rate plan % is priced in currency %, not %', plan.code, plan.currency, new.currency using errcode = '23514';
     end if;
-    if nights < plan.min_stay or nights > coalesce(plan.max_stay, nights) then
-      raise exception 'rate plan % takes stays of % to % nights, not %',
-        plan.code, plan.min_stay, coalesce(plan.max_stay::text, 'any number of'), nights using errcode = '23514';
-    end if;
     new.currency := coalesce(new.currency, plan.currency);
+    -- A stay booked on a plan for one room type, with no type or unit, is of that type.
+    if new.room_type_id is null and new.unit_id is null then
+      new.room_type_id := plan.room_type_id;
+    end if;
   end if;
 
   -- On insert the property was read above; coalesce reads it again only for an update.
@@ -292,6 +298,46 @@ begin
                 'maxChildren', coalesce(room_type.max_children, room_type.max_occupancy - 1))::text;
     end if;
   end if;
+
+  -- The price: a total the writer gives is kept and marked as theirs; without one (null),
+  -- the stay is priced from its rate plan's calendar, night by night, and priced again
+  -- whenever its plan, room type, dates or party change (rates.sql, private.quote_stay).
+  if tg_op = 'INSERT' then
+    new.price_overridden := new.total_amount is not null;
+  elsif new.total_amount is null then
+    new.price_overridden := false;
+  elsif new.total_amount is distinct from old.total_amount then
+    new.price_overridden := true;
+  else
+    new.price_overridden := old.price_overridden;
+  end if;
+  if new.rate_plan_id is not null and (tg_op = 'INSERT' or (not new.price_overridden and old.price_overridden)
+      or (new.rate_plan_id, new.room_type_id, new.check_in, new.check_out, new.adults, new.children)
+         is distinct from (old.rate_plan_id, old.room_type_id, old.check_in, old.check_out, old.adults, old.children)) then
+    select * into plan from public.rate_plans rp where rp.tenant_id = new.tenant_id and rp.id = new.rate_plan_id;
+    if plan.room_type_id is not null and new.room_type_id is distinct from plan.room_type_id then
+      raise exception 'rate plan % sells another room type', plan.code
+        using errcode = '23514', constraint = 'reservations_rate_plan_room_type';
+    end if;
+    quote := private.quote_stay(new.rate_plan_id, new.room_type_id, new.check_in, new.check_out, new.adults, new.children);
+    -- The plan's restrictions hold for a stay booked on it or moved, not for one whose
+    -- party alone changes; an inactive plan is refused above.
+    if tg_op = 'INSERT'
+        or (new.rate_plan_id, new.check_in, new.check_out) is distinct from (old.rate_plan_id, old.check_in, old.check_out) then
+      restrictions := coalesce((select jsonb_agg(r) from jsonb_array_elements(quote -> 'restrictions') r
+                                where r ->> 'code' <> 'inactive'), '[]');
+      if jsonb_array_length(restrictions) > 0 then
+        raise exception 'rate plan % does not sell this stay: %', plan.code,
+          (select string_agg(r ->> 'code', ', ') from jsonb_array_elements(restrictions) r)
+          using errcode = 'PT422', constraint = 'reservations_rate_restricted',
+                detail = jsonb_build_object('ratePlanId', plan.id, 'restrictions', restrictions)::text;
+      end if;
+    end if;
+    if not new.price_overridden then
+      new.total_amount := (quote ->> 'total')::bigint;
+    end if;
+  end if;
+  new.total_amount := coalesce(new.total_amount, 0);
 
   return new;
 end

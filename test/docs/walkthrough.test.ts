@@ -12,7 +12,7 @@ import { docBlock, runDocBlock } from "../support/doc-blocks.ts";
 import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
-const walkThrough = () => docBlock("README.md#A first walk-through: from sign-up to a delivered notification");
+const walkThrough = () => docBlock("README.md#A first walk-through: from sign-up to a booking and a delivered notification");
 // They continue the first one, with its variables.
 const integrationWalkThrough = () => docBlock("docs/api.md#An integration's walk-through with curl");
 const countsWalkThrough = () => docBlock("docs/api.md#Lists: pages and counts");
@@ -51,21 +51,25 @@ async function run(script: string, check: (lines: string[], ownerId: string) => 
 }
 
 // What the first walk-through prints, line by line, as its comments say.
+const FIRST_LINES = 10;
 function checkFirstWalkThrough(lines: string[]): void {
-  assert.equal(lines[0], '"checked_in"');
-  assert.equal(lines[1], '{"events":1,"sent":1}', "the worker made the check-in's event its email and sent it");
-  assert.equal(lines[2], "sent: Welcome to Seaside House, Ana", "the worker sent it");
-  assert.equal(lines[3], "delivered", "SendGrid's double reported it delivered");
-  assert.equal(lines[4], "ana@example.com", "the double took the mail for the guest");
-  assert.equal(lines[5], '"checked_out"');
-  assert.match(lines[6]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
+  assert.equal(lines[0], "8", "eight weekend days of June priced");
+  assert.equal(lines[1], '{"code":"DBL","available":1,"total":42000}', "the double is free, at 120.00 + 150.00 + 150.00");
+  assert.equal(lines[2], "42000", "the stay is priced from the calendar");
+  assert.equal(lines[3], '"checked_in"');
+  assert.equal(lines[4], '{"events":1,"sent":1}', "the worker made the check-in's event its email and sent it");
+  assert.equal(lines[5], "sent: Welcome to Seaside House, Ana", "the worker sent it");
+  assert.equal(lines[6], "delivered", "SendGrid's double reported it delivered");
+  assert.equal(lines[7], "ana@example.com", "the double took the mail for the guest");
+  assert.equal(lines[8], '"checked_out"');
+  assert.match(lines[9]!, /^"Clean Room 1 after [0-9A-Z]{8}"$/);
 }
 
-Deno.test("the README's first walk-through: sign up, a stay checked in, its welcome email sent by the worker and delivered, checked out, its cleaning task", async () => {
+Deno.test("the README's first walk-through: sign up, a double priced and found free, booked and checked in, its welcome email sent by the worker and delivered, checked out, its cleaning task", async () => {
   const script = await walkThrough();
   const sql = adminSql();
   await run(script, async (lines, ownerId) => {
-    assert.equal(lines.length, 7, lines.join("\n"));
+    assert.equal(lines.length, FIRST_LINES, lines.join("\n"));
     checkFirstWalkThrough(lines);
     // The database agrees: one checkin_reminder email, sent, delivered by the provider's
     // verified report, to the guest's address; and the capture server holds that one mail.
@@ -91,9 +95,9 @@ Deno.test("docs/api.md's integration walk-through: a key, the property's stay, a
   const script = `${await walkThrough()}\n${await integrationWalkThrough()}`;
   const sql = adminSql();
   await run(script, async (lines, ownerId) => {
-    assert.equal(lines.length, 11, lines.join("\n"));
-    checkFirstWalkThrough(lines.slice(0, 7));
-    assert.deepEqual(lines.slice(7), ["36000", "201", "idempotent-replayed: true", "0"], lines.join("\n"));
+    assert.equal(lines.length, FIRST_LINES + 4, lines.join("\n"));
+    checkFirstWalkThrough(lines.slice(0, FIRST_LINES));
+    assert.deepEqual(lines.slice(FIRST_LINES), ["42000", "201", "idempotent-replayed: true", "0"], lines.join("\n"));
     const payments = await sql`
       select p.external_reference, p.source from public.payments p
       join public.tenant_memberships m on m.tenant_id = p.tenant_id where m.user_id = ${ownerId}`;
@@ -104,8 +108,8 @@ Deno.test("docs/api.md's integration walk-through: a key, the property's stay, a
 Deno.test("docs/api.md's lists: no count, the count applied, and an estimate that is what the last page shows", async () => {
   const script = `${await walkThrough()}\n${await countsWalkThrough()}`;
   await run(script, async (lines) => {
-    assert.equal(lines.length, 10, lines.join("\n"));
-    checkFirstWalkThrough(lines.slice(0, 7));
-    assert.deepEqual(lines.slice(7), ['{"limit":1,"offset":0,"total":null,"hasMore":false}', "preference-applied: count=estimated", "1"]);
+    assert.equal(lines.length, FIRST_LINES + 3, lines.join("\n"));
+    checkFirstWalkThrough(lines.slice(0, FIRST_LINES));
+    assert.deepEqual(lines.slice(FIRST_LINES), ['{"limit":1,"offset":0,"total":null,"hasMore":false}', "preference-applied: count=estimated", "1"]);
   });
 });

@@ -27,8 +27,9 @@ Deno.test("every rule the migrations raise by name is in the table, with a type 
 
 Deno.test("every rule in the table is a constraint the migrations declare or a rule they raise", async () => {
   const sql = await migrations();
-  // A unique index reports its own name as the constraint's.
-  const declared = new Set([...sql.matchAll(/(?:constraint|unique index)\s+([a-z_][a-z0-9_]*)/g)].map(([, name]) => name!));
+  // A unique index reports its own name as the constraint's. The CLI's schema diff writes
+  // `ADD CONSTRAINT "name"`, in capitals and quotes.
+  const declared = new Set([...sql.matchAll(/(?:constraint|unique index)\s+"?([a-z_][a-z0-9_]*)"?/gi)].map(([, name]) => name!));
   const raised = new Set([...sql.matchAll(/constraint\s*=\s*'([a-z_]+)'/g)].map(([, name]) => name!));
   for (const name of Object.keys(rules)) {
     assert.ok(declared.has(name) || raised.has(name), `${name} names nothing in the schema`);

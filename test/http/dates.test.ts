@@ -123,6 +123,22 @@ function cases({ stay, key, task, block, api }: Place): Case[] {
     },
     { method: "GET", path: "/v1/unit-blocks", field: "from", kind: "date", send: (value) => api.get(`/unit-blocks${query("from", value)}`) },
     { method: "GET", path: "/v1/unit-blocks", field: "to", kind: "date", send: (value) => api.get(`/unit-blocks${query("to", value)}`) },
+    {
+      method: "GET", path: "/v1/availability", field: "arrival", kind: "date",
+      send: (value) => api.get(`/availability?propertyId=${stay.property.id}&arrival=${encodeURIComponent(value)}&departure=2027-03-13`),
+    },
+    {
+      method: "GET", path: "/v1/availability", field: "departure", kind: "date",
+      send: (value) => api.get(`/availability?propertyId=${stay.property.id}&arrival=2027-03-10&departure=${encodeURIComponent(value)}`),
+    },
+    {
+      method: "GET", path: "/v1/rate-plans/{id}/calendar", field: "from", kind: "date",
+      send: (value) => api.get(`/rate-plans/${stay.ratePlan.id}/calendar?from=${encodeURIComponent(value)}&to=2027-03-13`),
+    },
+    {
+      method: "GET", path: "/v1/rate-plans/{id}/calendar", field: "to", kind: "date",
+      send: (value) => api.get(`/rate-plans/${stay.ratePlan.id}/calendar?from=2027-03-10&to=${encodeURIComponent(value)}`),
+    },
     { method: "GET", path: "/v1/reservations", field: "from", kind: "date", send: (value) => api.get(`/reservations${query("from", value)}`) },
     { method: "GET", path: "/v1/reservations", field: "to", kind: "date", send: (value) => api.get(`/reservations${query("to", value)}`) },
     {

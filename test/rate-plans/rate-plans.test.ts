@@ -54,7 +54,10 @@ Deno.test("POST /v1/rate-plans with return=representation: 201, the plan, a rela
     };
     const response = await t.ownerClient.post("/rate-plans", input, representation);
     const created = await expectStatus<RatePlan>("POST", RATE_PLANS, response, 201);
-    assert.deepEqual(without(created, "id", "createdAt", "updatedAt"), input);
+    // A plan for every room type of the property, without extra amounts or a base plan.
+    assert.deepEqual(without(created, "id", "createdAt", "updatedAt"), {
+      ...input, roomTypeId: null, extraAdultPrice: 0, extraChildPrice: 0, derivedFromId: null, derivedPercent: null, derivedAmount: null,
+    });
     assert.match(created.id, /^[0-9a-f-]{36}$/);
     assert.equal(created.createdAt, created.updatedAt);
     assert.equal(response.headers.get("preference-applied"), "return=representation");
@@ -87,6 +90,12 @@ Deno.test("POST /v1/rate-plans without Prefer: 201, the new id, Location and ETa
       cancellationPolicy: "flexible",
       freeCancellationHours: null,
       active: true,
+      roomTypeId: null,
+      extraAdultPrice: 0,
+      extraChildPrice: 0,
+      derivedFromId: null,
+      derivedPercent: null,
+      derivedAmount: null,
     });
   }));
 

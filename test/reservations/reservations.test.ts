@@ -76,6 +76,7 @@ Deno.test("POST /v1/reservations with return=representation: 201, the defaults, 
       children: 0,
       status: "pending",
       totalAmount: 4 * 12500,
+      priceOverridden: false,
       currency: "GBP",
       amountPaid: 0,
       balance: 4 * 12500,
@@ -140,6 +141,7 @@ Deno.test("POST /v1/reservations without Prefer: 201, Location, ETag and the new
     assert.deepEqual(created, {
       ...given,
       roomTypeId: unit.roomTypeId,
+      priceOverridden: true,
       id: location.slice("/reservations/".length),
       confirmationCode: created.confirmationCode,
       status: "confirmed",
@@ -236,7 +238,11 @@ Deno.test("POST /v1/reservations: 422 for a unit or rate plan of another propert
     ];
     for (const [body, detail] of cases) {
       // A reference outside the property or tenant is an unknown reference; the rest break a rule of the stay.
-      const kind = /belong to property|referenced record/.test(detail.source) ? "unknown-reference" : "unprocessable";
+      const kind = /belong to property|referenced record/.test(detail.source)
+        ? "unknown-reference"
+        : /does not sell/.test(detail.source)
+        ? "rate-restricted"
+        : "unprocessable";
       const problem = await expectProblem("POST", RESERVATIONS, await api.post("/reservations", body), 422, kind);
       assert.match(problem.detail, detail, JSON.stringify(body));
     }
@@ -259,9 +265,11 @@ Deno.test("POST /v1/reservations: 422 outside the rate plan's stay limits or on 
     const base = { propertyId: property.id, guestId: guest.id, ratePlanId: ratePlan.id, checkIn: "2027-03-10" };
 
     const one = await api.post("/reservations", { ...base, checkOut: "2027-03-11" });
-    assert.match((await expectProblem("POST", RESERVATIONS, one, 422, "unprocessable")).detail, /2 to 4 nights, not 1/);
+    const short = await expectProblem("POST", RESERVATIONS, one, 422, "rate-restricted");
+    assert.deepEqual([short.ratePlanId, short.restrictions], [ratePlan.id, [{ code: "min_stay", date: "2027-03-10", minStay: 2 }]]);
     const five = await api.post("/reservations", { ...base, checkOut: "2027-03-15" });
-    assert.match((await expectProblem("POST", RESERVATIONS, five, 422, "unprocessable")).detail, /2 to 4 nights, not 5/);
+    const long = await expectProblem("POST", RESERVATIONS, five, 422, "rate-restricted");
+    assert.deepEqual(long.restrictions, [{ code: "max_stay", date: "2027-03-10", maxStay: 4 }]);
     const inactive = await api.post("/reservations", { ...base, ratePlanId: idle.id, checkOut: "2027-03-12" });
     assert.match((await expectProblem("POST", RESERVATIONS, inactive, 422, "unprocessable")).detail, /not active/);
     assert.equal((await list(api)).pagination.total, 0, "nothing was created");
@@ -441,14 +449,15 @@ Deno.test("PATCH /v1/reservations/{id}: partial; 204 with an ETag or 200 with th
     assert.equal(stale.headers.get("etag"), etag1, "a 412 names the current ETag");
     assert.deepEqual((await read(api, reservation.id)).body, after1.body, "nothing changed");
 
-    // Dates, party, price and reference in one go; the price is what the client says,
-    // the rate plan does not re-price a changed stay.
+    // Dates, party and reference in one go; a stay priced from the calendar is priced
+    // again for its new nights.
     const change = { checkIn: "2027-03-11", checkOut: "2027-03-15", adults: 2, externalReference: "BK-9", notes: null };
     const full = await api.patch(path, change, { ...representation, "if-match": etag1 });
     const updated = await expectStatus<Reservation>("PATCH", RESERVATION, full, 200);
     assert.equal(full.headers.get("preference-applied"), "return=representation");
-    assert.deepEqual(updated, { ...after1.body, ...change, updatedAt: updated.updatedAt });
-    assert.equal(updated.totalAmount, reservation.totalAmount);
+    assert.deepEqual(updated, {
+      ...after1.body, ...change, totalAmount: 4 * 12000, balance: 4 * 12000, updatedAt: updated.updatedAt,
+    });
     const after2 = await read(api, reservation.id);
     assert.deepEqual(after2.body, updated);
     assert.equal(after2.etag, full.headers.get("etag"));
@@ -456,7 +465,12 @@ Deno.test("PATCH /v1/reservations/{id}: partial; 204 with an ETag or 200 with th
     const other = await createGuest(api);
     const priced = await api.patch(path, { totalAmount: 50000, guestId: other.id }, { ...representation, "if-match": "*" });
     const repriced = await expectStatus<Reservation>("PATCH", RESERVATION, priced, 200);
-    assert.deepEqual([repriced.totalAmount, repriced.balance, repriced.guestId], [50000, 50000, other.id]);
+    assert.deepEqual([repriced.totalAmount, repriced.balance, repriced.guestId, repriced.priceOverridden], [50000, 50000, other.id, true]);
+    // A total given is kept when the stay moves; null hands the price back to the calendar.
+    const moved = await expectStatus<Reservation>("PATCH", RESERVATION, await api.patch(path, { checkOut: "2027-03-13" }, representation), 200);
+    assert.equal(moved.totalAmount, 50000);
+    const back = await expectStatus<Reservation>("PATCH", RESERVATION, await api.patch(path, { totalAmount: null }, representation), 200);
+    assert.deepEqual([back.totalAmount, back.priceOverridden], [2 * 12000, false]);
     assert.notEqual(repriced.guestId, guest.id);
   }));
 
@@ -510,13 +524,17 @@ Deno.test("PATCH /v1/reservations/{id}: 422 for another property's unit or rate 
       [{ ratePlanId: elsewherePlan.id }, /rate plan .* does not belong to property/i],
       [{ adults: 3 }, /sleeps 2, not 3/],
       [{ adults: 2, children: 1 }, /sleeps 2, not 3/],
-      [{ checkOut: "2027-03-11" }, /2 to 5 nights, not 1/],
-      [{ checkIn: "2027-03-01" }, /2 to 5 nights, not 12/],
+      [{ checkOut: "2027-03-11" }, /does not sell this stay: min_stay/],
+      [{ checkIn: "2027-03-01" }, /does not sell this stay: max_stay/],
       [{ guestId: UNKNOWN_ID }, /referenced record does not exist/],
     ];
     for (const [body, detail] of cases) {
       // A reference outside the property or tenant is an unknown reference; the rest break a rule of the stay.
-      const kind = /belong to property|referenced record/.test(detail.source) ? "unknown-reference" : "unprocessable";
+      const kind = /belong to property|referenced record/.test(detail.source)
+        ? "unknown-reference"
+        : /does not sell/.test(detail.source)
+        ? "rate-restricted"
+        : "unprocessable";
       const problem = await expectProblem("PATCH", RESERVATION, await api.patch(path, body), 422, kind);
       assert.match(problem.detail, detail, JSON.stringify(body));
       assert.deepEqual((await read(api, stay.id)).body, stay, `nothing changed after ${JSON.stringify(body)}`);
@@ -613,6 +631,12 @@ Deno.test("PATCH /v1/reservations/{id} by status: live stays change freely; ende
         const response = await api.patch(path, body, representation);
         const changed = await expectStatus<Reservation>("PATCH", RESERVATION, response, 200);
         const expected = { ...latest, ...body, updatedAt: changed.updatedAt } as Reservation;
+        // A total given is the writer's from then on; until then the stay is priced from its
+        // plan's calendar (12,000 a night, no extra guest above the room's two).
+        expected.priceOverridden = latest.priceOverridden || "totalAmount" in body;
+        if (!expected.priceOverridden && expected.ratePlanId) {
+          expected.totalAmount = 12000 * (Date.parse(expected.checkOut) - Date.parse(expected.checkIn)) / 86_400_000;
+        }
         expected.balance = expected.totalAmount - expected.amountPaid;
         assert.deepEqual(changed, expected, `${status} ${JSON.stringify(body)}`);
         latest = changed;

@@ -16,9 +16,9 @@ export async function insertRows(
     await tx`set local session_replication_role = replica`;
     for (const [status, count] of Object.entries(rows.reservations ?? {})) {
       await tx`
-        insert into public.reservations (tenant_id, property_id, guest_id, check_in, check_out, status, currency)
+        insert into public.reservations (tenant_id, property_id, guest_id, check_in, check_out, status, currency, total_amount)
         select ${at.tenantId}, ${at.propertyId}, ${at.guestId}, date '2031-01-01' + n, date '2031-01-02' + n,
-               ${status}, ${at.currency}
+               ${status}, ${at.currency}, 0
         from generate_series(1, ${count}::int) n`;
     }
     // The status tallies the reservation trigger would have written for them.

@@ -65,6 +65,13 @@ export type Ids = {
 };
 
 // A path template with A's ids, as a path under /v1.
+// The query a route cannot do without, so that a probe reaches its resource (or its 404),
+// or the refusal of who asks.
+const requiredQueries: Record<string, (ids: Ids) => string> = {
+  "/v1/rate-plans/{id}/calendar": () => "?from=2027-01-01&to=2027-01-31",
+  "/v1/availability": (ids) => `?propertyId=${ids.byCollection.properties}&arrival=2027-01-01&departure=2027-01-04`,
+};
+
 export function fill(template: string, ids: Ids): string {
   const path = template
     .replace(/\/([a-z-]+)\/\{id\}/, (_, collection: string) => {
@@ -77,7 +84,7 @@ export function fill(template: string, ids: Ids): string {
     .replace("{codeId}", ids.codeId)
     .replace(/^\/v1/, "");
   assert.ok(!path.includes("{"), `${template}: a path parameter fill() does not know: add it`);
-  return path;
+  return path + (requiredQueries[template]?.(ids) ?? "");
 }
 
 // A valid body per operation, so that no answer of a sweep can be a 400 about the body.
@@ -99,6 +106,7 @@ export function bodiesFor(
     updateUnitBlock: { reason: "changed by a probe" },
     createRatePlan: { propertyId: f.propertyId, name: "Probe", code: "PROBE", currency: "EUR", nightlyPrice: 5000 },
     updateRatePlan: { name: "Cheaper" },
+    setRateCalendar: { changes: [{ ratePlanId: f.ratePlanId, from: "2027-11-01", to: "2027-11-07", price: 9900 }] },
     createGuest: { firstName: "Pro", lastName: "Be", email: "probe@guest.example" },
     updateGuest: { notes: "changed by a probe" },
     createReservation: {

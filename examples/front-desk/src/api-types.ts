@@ -365,6 +365,57 @@ export interface paths {
         patch: operations["updateRatePlan"];
         trace?: never;
     };
+    "/v1/rate-plans/{id}/calendar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a rate plan's calendar from one day to another (both included): each day's prices and restrictions as they apply, a derived plan's from its base plan. */
+        get: operations["getRateCalendar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rate-calendar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set prices and restrictions on rate plans' days in bulk: each change a plan, a range of days and, optionally, some days of the week; all changes in one transaction. Setting the same values again changes nothing. */
+        patch: operations["setRateCalendar"];
+        trace?: never;
+    };
+    "/v1/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a property can sell from arrival to departure for a party: per room type, the rooms left on its fullest night, the units free on every night, and each plan that sells it with its total, its nightly breakdown and the restrictions that stop it. */
+        get: operations["getAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/guests": {
         parameters: {
             query?: never;
@@ -1517,6 +1568,19 @@ export interface components {
             checkIn?: string;
             /** @description With `reservationId`: the stay's departure. */
             checkOut?: string;
+            /**
+             * Format: uuid
+             * @description With `urn:pms:problem:rate-restricted`: the plan that does not sell the stay.
+             */
+            ratePlanId?: string;
+            /** @description With `urn:pms:problem:rate-restricted`: each restriction that refuses the stay. */
+            restrictions?: {
+                /** @enum {string} */
+                code: "closed" | "closed_to_arrival" | "closed_to_departure" | "min_stay" | "max_stay";
+                date: string;
+                minStay?: number;
+                maxStay?: number;
+            }[];
             /** @description With `urn:pms:problem:over-occupancy`: the most guests the room type takes (`maxAdults`, `maxChildren`). */
             maxOccupancy?: number;
             /** @description With `maxOccupancy`: the most adults. */
@@ -1527,7 +1591,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -1878,6 +1942,14 @@ export interface components {
             cancellationPolicy: "flexible" | "moderate" | "strict" | "non_refundable";
             freeCancellationHours: number | null;
             active: boolean;
+            roomTypeId: string | null;
+            /** @description An amount in the currency's minor units (cents). */
+            extraAdultPrice: number;
+            /** @description An amount in the currency's minor units (cents). */
+            extraChildPrice: number;
+            derivedFromId: string | null;
+            derivedPercent: number | null;
+            derivedAmount: number | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1887,8 +1959,8 @@ export interface components {
             name: string;
             /** @description Unique within the property. */
             code: string;
-            /** @description An amount in the currency's minor units (cents). */
-            nightlyPrice: number;
+            /** @description Required unless the plan is derived. */
+            nightlyPrice?: number;
             /** @description Fewest nights a stay on this plan may have. */
             minStay?: number;
             /** @description Most nights a stay on this plan may have; null for no limit. */
@@ -1899,6 +1971,18 @@ export interface components {
             freeCancellationHours?: number | null;
             /** @description Only an active plan takes new bookings. */
             active?: boolean;
+            /** @description The room type it sells; null: every room type of its property, at the same prices. */
+            roomTypeId?: string | null;
+            /** @description What each adult above the room type's standard occupancy adds to a night. */
+            extraAdultPrice?: number;
+            /** @description What each child above the room type's standard occupancy adds to a night. */
+            extraChildPrice?: number;
+            /** @description The base plan, of the same property and currency, itself not derived. */
+            derivedFromId?: string | null;
+            /** @description Percent of the base plan's prices added (-10: ten percent off), rounded half away from zero. */
+            derivedPercent?: number | null;
+            /** @description Minor units added to the base plan's nightly price (negative: off); the extra amounts stay the base's. */
+            derivedAmount?: number | null;
             /** Format: uuid */
             propertyId: string;
             /**
@@ -1923,6 +2007,130 @@ export interface components {
             freeCancellationHours?: number | null;
             /** @description Only an active plan takes new bookings. */
             active?: boolean;
+            /** @description The room type it sells; null: every room type of its property, at the same prices. */
+            roomTypeId?: string | null;
+            /** @description What each adult above the room type's standard occupancy adds to a night. */
+            extraAdultPrice?: number;
+            /** @description What each child above the room type's standard occupancy adds to a night. */
+            extraChildPrice?: number;
+            /** @description The base plan, of the same property and currency, itself not derived. */
+            derivedFromId?: string | null;
+            /** @description Percent of the base plan's prices added (-10: ten percent off), rounded half away from zero. */
+            derivedPercent?: number | null;
+            /** @description Minor units added to the base plan's nightly price (negative: off); the extra amounts stay the base's. */
+            derivedAmount?: number | null;
+        };
+        /** @description A plan's calendar as it applies: its own days where set, its defaults otherwise. */
+        RateCalendar: {
+            /** Format: uuid */
+            ratePlanId: string;
+            /**
+             * @description An ISO 4217 currency code in capitals, like EUR.
+             * @enum {string}
+             */
+            currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+            days: components["schemas"]["RateCalendarDay"][];
+        };
+        RateCalendarDay: {
+            /** Format: date */
+            date: string;
+            /** @description The night's price for the room type's standard occupancy. */
+            price: number;
+            /** @description An amount in the currency's minor units (cents). */
+            extraAdultPrice: number;
+            /** @description An amount in the currency's minor units (cents). */
+            extraChildPrice: number;
+            /** @description The fewest nights of a stay arriving this day. */
+            minStay: number;
+            /** @description The most nights of a stay arriving this day; null for no limit. */
+            maxStay: number | null;
+            closedToArrival: boolean;
+            closedToDeparture: boolean;
+            /** @description Stop-sell: no stay on this plan includes this night. */
+            closed: boolean;
+        };
+        RateCalendarWritten: {
+            /** @description Plan days written, counted once per change. */
+            days: number;
+        };
+        RateCalendarChanges: {
+            /** @description Applied in order, in one transaction: all of them or none. */
+            changes: {
+                /** Format: uuid */
+                ratePlanId: string;
+                /** @description The first day, on the property's clock. */
+                from: string;
+                /** @description The last day, included; at most 365 days after from. */
+                to: string;
+                /** @description Only these days of the week within the range; all of them when left out. */
+                weekdays?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                price?: number | null;
+                extraAdultPrice?: number | null;
+                extraChildPrice?: number | null;
+                minStay?: number | null;
+                maxStay?: number | null;
+                closedToArrival?: boolean | null;
+                closedToDeparture?: boolean | null;
+                closed?: boolean | null;
+            }[];
+        };
+        Availability: {
+            /** Format: uuid */
+            propertyId: string;
+            /** Format: date */
+            arrival: string;
+            /** Format: date */
+            departure: string;
+            nights: number;
+            adults: number;
+            children: number;
+            roomTypes: {
+                /** Format: uuid */
+                roomTypeId: string;
+                code: string;
+                name: string;
+                maxOccupancy: number;
+                /** @description The party is within the room type's maxima. */
+                fitsParty: boolean;
+                /** @description How many more stays of the type its fullest night holds: units in service less held stays and blocks. */
+                available: number;
+                /** @description The type's units free on every night, to assign. */
+                freeUnits: {
+                    /** Format: uuid */
+                    unitId: string;
+                    name: string;
+                }[];
+                ratePlans: {
+                    /** Format: uuid */
+                    ratePlanId: string;
+                    code: string;
+                    name: string;
+                    /**
+                     * @description An ISO 4217 currency code in capitals, like EUR.
+                     * @enum {string}
+                     */
+                    currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+                    /** @description No restriction refuses the stay: booking it on this plan succeeds if a room is left. */
+                    bookable: boolean;
+                    /** @description The stay's price for the party, the sum of its nights. */
+                    total: number;
+                    nights: {
+                        /** Format: date */
+                        date: string;
+                        /** @description An amount in the currency's minor units (cents). */
+                        amount: number;
+                    }[];
+                    /** @description Why the plan does not sell the stay, so the front desk can say so. */
+                    restrictions: {
+                        /** @enum {string} */
+                        code: "inactive" | "closed" | "closed_to_arrival" | "closed_to_departure" | "min_stay" | "max_stay";
+                        /** Format: date */
+                        date?: string;
+                        minStay?: number;
+                        maxStay?: number;
+                    }[];
+                }[];
+            }[];
         };
         Guest: {
             /** Format: uuid */
@@ -1992,6 +2200,8 @@ export interface components {
             status: "pending" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
             /** @description An amount in the currency's minor units (cents). */
             totalAmount: number;
+            /** @description Whether totalAmount was given by a writer and is kept as given, rather than priced from the calendar. */
+            priceOverridden: boolean;
             /**
              * @description An ISO 4217 currency code in capitals, like EUR.
              * @enum {string}
@@ -2035,8 +2245,8 @@ export interface components {
             adults: number;
             /** @default 0 */
             children: number;
-            /** @description The stay's price in minor units; defaults to the rate plan's nightly price times the nights. */
-            totalAmount?: number;
+            /** @description The stay's price in minor units, kept as given (priceOverridden). Null or left out: priced from the rate plan's calendar night by night, and priced again when the plan, room type, dates or party change. */
+            totalAmount?: number | null;
             externalReference?: string | null;
             notes?: string | null;
             /** Format: uuid */
@@ -2074,8 +2284,8 @@ export interface components {
             checkOut?: string;
             adults?: number;
             children?: number;
-            /** @description The stay's price in minor units; defaults to the rate plan's nightly price times the nights. */
-            totalAmount?: number;
+            /** @description The stay's price in minor units, kept as given (priceOverridden). Null or left out: priced from the rate plan's calendar night by night, and priced again when the plan, room type, dates or party change. */
+            totalAmount?: number | null;
             externalReference?: string | null;
             notes?: string | null;
         };
@@ -5833,6 +6043,7 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 propertyId?: string;
+                roomTypeId?: string;
                 active?: "true" | "false";
             };
             header: {
@@ -6264,7 +6475,251 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRateCalendar: {
+        parameters: {
+            query: {
+                /** @description The first day, on the property's clock. */
+                from: string;
+                /** @description The last day, included; at most 365 days after from. */
+                to: string;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan's days. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateCalendar"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setRateCalendar: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RateCalendarChanges"];
+            };
+        };
+        responses: {
+            /** @description Written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateCalendarWritten"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAvailability: {
+        parameters: {
+            query: {
+                propertyId: string;
+                /** @description The first night, on the property's clock. */
+                arrival: string;
+                /** @description The day the party leaves: after arrival, at most 365 nights on. */
+                departure: string;
+                adults?: number;
+                children?: number;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property's availability. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Availability"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6972,7 +7427,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:rate-restricted`, `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7255,7 +7710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:rate-restricted`, `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;

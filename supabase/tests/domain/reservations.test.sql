@@ -116,7 +116,7 @@ select tests.act_as_operator();
 update public.rate_plans set min_stay = 2, max_stay = 7 where id = tests.fx('rate_plans');
 select tests.act_as('Alpha_staff', tests.fx('tenants'));
 select throws_ok(format('insert into public.reservations (property_id, guest_id, rate_plan_id, check_in, check_out) values (%L, %L, %L, ''2035-04-01'', ''2035-04-02'')',
-  tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), '23514', 'rate plan BAR takes stays of 2 to 7 nights, not 1',
+  tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), 'PT422', 'rate plan BAR does not sell this stay: min_stay',
   'a stay shorter than the rate plan''s minimum is refused');
 select throws_ok(format('insert into public.reservations (property_id, guest_id, rate_plan_id, check_in, check_out, currency) values (%L, %L, %L, ''2035-04-01'', ''2035-04-04'', ''USD'')',
   tests.fx('properties'), tests.fx('guests'), tests.fx('rate_plans')), '23514', 'rate plan BAR is priced in currency EUR, not USD',

@@ -43,6 +43,8 @@ select results_eq(
             ('payment_links.payment_links_expire_after_creation'),
             ('payments.payments_external_source_has_external_reference'),
             ('payments.payments_link_exactly_when_source_is_payment_link'),
+            ('rate_plan_days.rate_plan_days_max_stay_not_below_min_stay'),
+            ('rate_plans.rate_plans_derivation_complete'),
             ('rate_plans.rate_plans_max_stay_not_below_min_stay'),
             ('rate_plans.rate_plans_non_refundable_without_free_cancellation'),
             ('reservations.reservations_check_out_after_check_in'),

@@ -1,0 +1,267 @@
+-- The rate calendar: what a rate plan charges and allows, night by night. A plan's own
+-- fields (nightly_price, extra_adult_price, extra_child_price, min_stay, max_stay) are its
+-- defaults; a day of the calendar overrides any of them for that date and adds the
+-- restrictions a channel manager knows: closed to arrival, closed to departure, closed
+-- (stop-sell). A derived plan takes its prices from its base plan, a percentage or an
+-- amount off, and follows every change of it; its restrictions are its own day's where it
+-- sets one, else its base plan's, never looser than its own minimum and maximum stay.
+--
+-- A stay is quoted from the calendar (private.quote_stay): each night's price for the
+-- room type's standard occupancy, plus the extra-adult and extra-child amounts for each
+-- guest above it (adults first), and the restrictions that refuse it: the arrival day's
+-- minimum and maximum stay, closed to arrival on the arrival day, closed to departure on
+-- the departure day, and closed on any night. A reservation on a plan is priced so,
+-- night by night, unless its writer gave a total (reservations.sql).
+
+create table public.rate_plan_days (
+  tenant_id uuid not null default private.request_tenant_id()
+    constraint rate_plan_days_tenant_id_fkey references public.tenants (id) on delete cascade,
+  rate_plan_id uuid not null,
+  day date not null,
+  -- Null: the plan's default (or, for a derived plan's prices, its base plan's).
+  price bigint constraint rate_plan_days_price_check check (price between 0 and 1000000000),
+  extra_adult_price bigint constraint rate_plan_days_extra_adult_price_check check (extra_adult_price between 0 and 1000000000),
+  extra_child_price bigint constraint rate_plan_days_extra_child_price_check check (extra_child_price between 0 and 1000000000),
+  -- The fewest and most nights of a stay arriving on this day.
+  min_stay integer constraint rate_plan_days_min_stay_check check (min_stay between 1 and 365),
+  max_stay integer constraint rate_plan_days_max_stay_check check (max_stay between 1 and 365),
+  closed_to_arrival boolean,
+  closed_to_departure boolean,
+  closed boolean,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  constraint rate_plan_days_pkey primary key (tenant_id, rate_plan_id, day),
+  constraint rate_plan_days_max_stay_not_below_min_stay check (max_stay >= min_stay),
+  constraint rate_plan_days_tenant_id_rate_plan_id_fkey
+    foreign key (tenant_id, rate_plan_id) references public.rate_plans (tenant_id, id) on delete cascade
+);
+
+create trigger forbid_tenant_change before update of tenant_id, created_at on public.rate_plan_days
+  for each row execute function private.forbid_tenant_change();
+create trigger touch_updated_at before update on public.rate_plan_days
+  for each row execute function private.touch_updated_at();
+
+alter table public.rate_plan_days enable row level security;
+revoke all on public.rate_plan_days from anon;
+
+create policy "members read rate plan days" on public.rate_plan_days
+  for select to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_member()));
+create policy "managers create rate plan days" on public.rate_plan_days
+  for insert to authenticated
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers update rate plan days" on public.rate_plan_days
+  for update to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()))
+  with check (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+create policy "managers delete rate plan days" on public.rate_plan_days
+  for delete to authenticated
+  using (tenant_id = (select private.request_tenant_id()) and (select private.request_is_manager()));
+
+-- A derived plan's amount from its base plan's: a percentage of it, rounded half away from
+-- zero to the minor unit, or an amount added; never below 0 or above a price's maximum.
+create or replace function private.derived_price(base bigint, percent numeric, amount bigint)
+returns bigint
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return least(1000000000, greatest(0, case when percent is not null then round(base * (100 + percent) / 100)
+                                            else base + coalesce(amount, 0) end))::bigint;
+end
+$$;
+
+-- The plan's calendar as it applies, for each day from first_day to last_day (both
+-- included): its own day where set, its defaults otherwise, a derived plan's prices from
+-- its base plan. Read as the caller, under the tables' policies. PL/pgSQL, as every
+-- helper here, so that a connection keeps its plans.
+create or replace function private.rate_plan_calendar(plan uuid, first_day date, last_day date)
+returns table (
+  day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer, max_stay integer,
+  closed_to_arrival boolean, closed_to_departure boolean, closed boolean
+)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return query
+  select d.day::date,
+    case when p.derived_from_id is null then coalesce(o.price, p.nightly_price)
+         else private.derived_price(coalesce(bo.price, b.nightly_price), p.derived_percent, p.derived_amount) end,
+    case when p.derived_from_id is null then coalesce(o.extra_adult_price, p.extra_adult_price)
+         else private.derived_price(coalesce(bo.extra_adult_price, b.extra_adult_price), p.derived_percent, null) end,
+    case when p.derived_from_id is null then coalesce(o.extra_child_price, p.extra_child_price)
+         else private.derived_price(coalesce(bo.extra_child_price, b.extra_child_price), p.derived_percent, null) end,
+    case when p.derived_from_id is null then coalesce(o.min_stay, p.min_stay)
+         else coalesce(o.min_stay, greatest(p.min_stay, coalesce(bo.min_stay, b.min_stay))) end,
+    case when p.derived_from_id is null then coalesce(o.max_stay, p.max_stay)
+         else coalesce(o.max_stay, least(p.max_stay, coalesce(bo.max_stay, b.max_stay))) end,
+    coalesce(o.closed_to_arrival, bo.closed_to_arrival, false),
+    coalesce(o.closed_to_departure, bo.closed_to_departure, false),
+    coalesce(o.closed, bo.closed, false)
+  from public.rate_plans p
+  left join public.rate_plans b on b.tenant_id = p.tenant_id and b.id = p.derived_from_id
+  cross join generate_series(first_day, last_day, interval '1 day') d(day)
+  left join public.rate_plan_days o on o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day = d.day::date
+  left join public.rate_plan_days bo on bo.tenant_id = p.tenant_id and bo.rate_plan_id = b.id and bo.day = d.day::date
+  where p.id = plan
+  order by d.day;
+end
+$$;
+
+-- A stay on a plan for a room type and a party, quoted from the calendar: its total and
+-- each night's amount in the plan's currency, and the restrictions that refuse it (none
+-- when it is bookable), each {code, date, ...}: inactive, closed (each night),
+-- closed_to_arrival, closed_to_departure, min_stay {minStay}, max_stay {maxStay}. Without
+-- a room type the price is for the party, with no extra amounts.
+create or replace function private.quote_stay(
+  plan uuid, room_type uuid, arrival date, departure date, adults integer, children integer
+)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return (
+  with rate_plan as (
+    select p.id, p.currency, p.active from public.rate_plans p where p.id = plan
+  ),
+  party as (
+    select greatest(0, adults - s.standard) as extra_adults,
+           greatest(0, children - greatest(0, s.standard - adults)) as extra_children
+    from (select coalesce((select rt.standard_occupancy from public.room_types rt where rt.id = room_type), adults + children) as standard) s
+  ),
+  calendar as (
+    select c.* from private.rate_plan_calendar(plan, arrival, departure) c
+  ),
+  nights as (
+    select c.day, c.price + party.extra_adults * c.extra_adult_price + party.extra_children * c.extra_child_price as amount
+    from calendar c cross join party
+    where c.day < departure
+  ),
+  restrictions as (
+    select 1 as ord, null::date as day, jsonb_build_object('code', 'inactive') as restriction
+    from rate_plan where not rate_plan.active
+    union all
+    select 2, c.day, jsonb_build_object('code', 'closed', 'date', c.day) from calendar c where c.day < departure and c.closed
+    union all
+    select 3, c.day, jsonb_build_object('code', 'closed_to_arrival', 'date', c.day)
+    from calendar c where c.day = arrival and c.closed_to_arrival
+    union all
+    select 4, c.day, jsonb_build_object('code', 'closed_to_departure', 'date', c.day)
+    from calendar c where c.day = departure and c.closed_to_departure
+    union all
+    select 5, c.day, jsonb_build_object('code', 'min_stay', 'date', c.day, 'minStay', c.min_stay)
+    from calendar c where c.day = arrival and departure - arrival < c.min_stay
+    union all
+    select 6, c.day, jsonb_build_object('code', 'max_stay', 'date', c.day, 'maxStay', c.max_stay)
+    from calendar c where c.day = arrival and departure - arrival > c.max_stay
+  )
+  select jsonb_build_object(
+    'ratePlanId', rate_plan.id,
+    'currency', rate_plan.currency,
+    'total', (select coalesce(sum(n.amount), 0) from nights n),
+    'nights', (select coalesce(jsonb_agg(jsonb_build_object('date', n.day, 'amount', n.amount) order by n.day), '[]') from nights n),
+    'restrictions', (select coalesce(jsonb_agg(r.restriction order by r.ord, r.day), '[]') from restrictions r)
+  )
+  from rate_plan);
+end
+$$;
+
+-- A derived plan's prices are its base plan's: its days set restrictions only.
+create or replace function private.rate_plan_day_before_write()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if num_nonnulls(new.price, new.extra_adult_price, new.extra_child_price) > 0 and exists (
+      select from public.rate_plans p where p.tenant_id = new.tenant_id and p.id = new.rate_plan_id and p.derived_from_id is not null) then
+    raise exception 'a derived plan takes its prices from its base plan; set them there'
+      using errcode = '23514', constraint = 'rate_plan_days_derived_without_prices';
+  end if;
+  return new;
+end
+$$;
+
+create trigger rate_plan_day_before_write before insert or update on public.rate_plan_days
+  for each row execute function private.rate_plan_day_before_write();
+
+-- What a property can sell from arrival to departure for a party: per active room type,
+-- how many more stays it holds on every night (`available`, its units in service less
+-- its held stays and blocks, on the fullest night), whether the party fits it, the units
+-- free on every night (to assign), and each active plan that sells the type with its
+-- quote (private.quote_stay) and whether it is bookable (no restriction refuses it).
+-- Read as the caller, under the tables' policies.
+create or replace function private.availability(
+  for_property uuid, arrival date, departure date, adults integer, children integer
+)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  asked daterange := daterange(arrival, departure, '[)');
+begin
+  return (
+  with types as (
+    select rt.id, rt.code, rt.name, rt.max_occupancy, rt.max_adults, rt.max_children
+    from public.room_types rt where rt.property_id = for_property and rt.status = 'active'
+  ),
+  nights as (
+    select night::date as night from generate_series(arrival, departure - 1, interval '1 day') night
+  ),
+  in_service as (
+    select u.id, u.name, u.room_type_id from public.units u join types t on t.id = u.room_type_id where u.status = 'active'
+  ),
+  held as (
+    select r.room_type_id, n.night, count(*) as stays
+    from public.reservations r join nights n on r.stay @> n.night
+    where r.property_id = for_property and r.room_type_id in (select t.id from types t)
+      and r.status in ('pending', 'confirmed', 'checked_in') and r.stay && asked
+    group by r.room_type_id, n.night
+  ),
+  blocked as (
+    select u.room_type_id, n.night, count(*) as units
+    from public.unit_blocks b join in_service u on u.id = b.unit_id join nights n on b.nights @> n.night
+    where b.property_id = for_property and b.nights && asked
+    group by u.room_type_id, n.night
+  ),
+  busy as (
+    select r.unit_id as id from public.reservations r
+    where r.property_id = for_property and r.unit_id is not null and r.status in ('pending', 'confirmed', 'checked_in')
+      and r.stay && asked
+    union
+    select b.unit_id from public.unit_blocks b where b.property_id = for_property and b.nights && asked
+  )
+  select jsonb_build_object(
+    'propertyId', for_property, 'arrival', arrival, 'departure', departure, 'nights', departure - arrival,
+    'adults', adults, 'children', children,
+    'roomTypes', coalesce(jsonb_agg(jsonb_build_object(
+      'roomTypeId', t.id, 'code', t.code, 'name', t.name, 'maxOccupancy', t.max_occupancy,
+      'fitsParty', adults + children <= t.max_occupancy and adults <= coalesce(t.max_adults, t.max_occupancy)
+                   and children <= coalesce(t.max_children, t.max_occupancy - 1),
+      'available', (
+        select greatest(0, coalesce(min((select count(*) from in_service u where u.room_type_id = t.id)
+                                        - coalesce(b.units, 0) - coalesce(h.stays, 0)), 0))
+        from nights n
+        left join held h on h.room_type_id = t.id and h.night = n.night
+        left join blocked b on b.room_type_id = t.id and b.night = n.night),
+      'freeUnits', coalesce((
+        select jsonb_agg(jsonb_build_object('unitId', u.id, 'name', u.name) order by u.name)
+        from in_service u where u.room_type_id = t.id and u.id not in (select busy.id from busy)), '[]'),
+      'ratePlans', coalesce((
+        select jsonb_agg(q.quote || jsonb_build_object('code', p.code, 'name', p.name,
+                                                       'bookable', jsonb_array_length(q.quote -> 'restrictions') = 0)
+                         order by p.code)
+        from public.rate_plans p
+        cross join lateral (select private.quote_stay(p.id, t.id, arrival, departure, adults, children) as quote) q
+        where p.property_id = for_property and p.active and (p.room_type_id is null or p.room_type_id = t.id)), '[]')
+    ) order by t.code), '[]'))
+  from types t);
+end
+$$;

@@ -1,0 +1,93 @@
+-- The rate calendar: per-day prices with extra guests, restrictions, derived plans, and
+-- reservations priced from it night by night unless their writer gave a total.
+begin;
+\ir ../helpers/setup.psql
+select plan(22);
+
+select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
+
+-- A double (two guests in the price, three at most) with one unit, a plan for it at 100.00
+-- a night with 25.00 for a third adult and 10.00 for a child above two guests, and a plan
+-- derived from it at 10 % off.
+select tests.act_as('Alpha_owner', tests.fx('tenants'));
+insert into public.room_types (property_id, code, name, standard_occupancy, max_occupancy)
+values (tests.fx('properties'), 'DBL', 'Double', 2, 3) returning id as dbl \gset
+insert into public.units (property_id, name, capacity, room_type_id) values (tests.fx('properties'), 'D1', 3, :'dbl');
+insert into public.rate_plans (property_id, name, code, currency, nightly_price, extra_adult_price, extra_child_price, room_type_id)
+values (tests.fx('properties'), 'Flexible', 'FLEX', 'EUR', 10000, 2500, 1000, :'dbl') returning id as flex \gset
+insert into public.rate_plans (property_id, name, code, currency, derived_from_id, derived_percent, nightly_price)
+values (tests.fx('properties'), 'Prepaid', 'PREPAID', 'EUR', :'flex', -10, 0) returning id as prepaid \gset
+
+-- June 2035: Friday and Saturday nights at 150.00; closed to arrival on Sunday the 10th;
+-- a stay arriving on Tuesday the 5th is at least three nights; closed to departure on
+-- Thursday the 14th; closed on Wednesday the 20th.
+insert into public.rate_plan_days (rate_plan_id, day, price)
+select :'flex', d::date, 15000 from generate_series(date '2035-06-01', date '2035-06-30', interval '1 day') d
+where extract(isodow from d) in (5, 6);
+insert into public.rate_plan_days (rate_plan_id, day, closed_to_arrival) values (:'flex', '2035-06-10', true);
+insert into public.rate_plan_days (rate_plan_id, day, min_stay) values (:'flex', '2035-06-05', 3);
+insert into public.rate_plan_days (rate_plan_id, day, closed_to_departure) values (:'flex', '2035-06-14', true);
+insert into public.rate_plan_days (rate_plan_id, day, closed) values (:'flex', '2035-06-20', true);
+
+-- Quotes.
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-01', '2035-06-04', 2, 0) -> 'nights',
+  '[{"date": "2035-06-01", "amount": 15000}, {"date": "2035-06-02", "amount": 15000}, {"date": "2035-06-03", "amount": 10000}]'::jsonb,
+  'each night at its own price: the weekend''s, then the plan''s');
+select is((private.quote_stay(:'flex', :'dbl', '2035-06-01', '2035-06-04', 2, 0) ->> 'total')::bigint, 40000::bigint,
+  'the total is the nights'' sum');
+select is((private.quote_stay(:'flex', :'dbl', '2035-06-03', '2035-06-04', 3, 0) ->> 'total')::bigint, 12500::bigint,
+  'a third adult adds the extra-adult amount');
+select is((private.quote_stay(:'flex', :'dbl', '2035-06-03', '2035-06-04', 2, 1) ->> 'total')::bigint, 11000::bigint,
+  'a child above the standard occupancy adds the extra-child amount');
+select is((private.quote_stay(:'flex', :'dbl', '2035-06-03', '2035-06-04', 1, 1) ->> 'total')::bigint, 10000::bigint,
+  'a child within the standard occupancy adds nothing');
+select is((private.quote_stay(:'prepaid', :'dbl', '2035-06-01', '2035-06-04', 2, 0) ->> 'total')::bigint, 36000::bigint,
+  'a derived plan charges its base plan''s prices, 10 % off');
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-01', '2035-06-04', 2, 0) -> 'restrictions', '[]'::jsonb,
+  'a stay nothing refuses has no restriction');
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-10', '2035-06-12', 2, 0) -> 'restrictions',
+  '[{"code": "closed_to_arrival", "date": "2035-06-10"}]'::jsonb, 'closed to arrival on the arrival day');
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-05', '2035-06-07', 2, 0) -> 'restrictions',
+  '[{"code": "min_stay", "date": "2035-06-05", "minStay": 3}]'::jsonb, 'the arrival day''s minimum stay');
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-12', '2035-06-14', 2, 0) -> 'restrictions',
+  '[{"code": "closed_to_departure", "date": "2035-06-14"}]'::jsonb, 'closed to departure on the departure day');
+select is(private.quote_stay(:'flex', :'dbl', '2035-06-19', '2035-06-22', 2, 0) -> 'restrictions',
+  '[{"code": "closed", "date": "2035-06-20"}]'::jsonb, 'a closed night inside the stay');
+select is(private.quote_stay(:'prepaid', :'dbl', '2035-06-10', '2035-06-12', 2, 0) -> 'restrictions',
+  '[{"code": "closed_to_arrival", "date": "2035-06-10"}]'::jsonb, 'a derived plan follows its base plan''s restrictions');
+
+-- A derived plan's days set restrictions, not prices.
+select throws_ok(format('insert into public.rate_plan_days (rate_plan_id, day, price) values (%L, ''2035-06-03'', 1)', :'prepaid'),
+  '23514', 'a derived plan takes its prices from its base plan; set them there', 'a derived plan sets no price of its own');
+select throws_ok(format('update public.rate_plans set derived_from_id = %L, derived_amount = -500 where id = %L', :'prepaid', :'flex'),
+  '23514', null, 'a plan other plans derive from derives from none');
+
+-- Reservations, as staff book them.
+select tests.act_as('Alpha_staff', tests.fx('tenants'));
+insert into public.reservations (property_id, rate_plan_id, guest_id, check_in, check_out, adults)
+values (tests.fx('properties'), :'flex', tests.fx('guests'), '2035-06-01', '2035-06-04', 2) returning id as priced \gset
+select results_eq(format('select room_type_id, total_amount, price_overridden from public.reservations where id = %L', :'priced'),
+  format('values (%L::uuid, 40000::bigint, false)', :'dbl'),
+  'a stay on a plan for one room type is of that type, priced from the calendar');
+update public.reservations set check_out = '2035-06-05' where id = :'priced';
+select is((select total_amount from public.reservations where id = :'priced'), 50000::bigint, 'a longer stay is priced again');
+update public.reservations set adults = 3 where id = :'priced';
+select is((select total_amount from public.reservations where id = :'priced'), 60000::bigint, 'a larger party is priced again');
+update public.reservations set total_amount = 45000 where id = :'priced';
+update public.reservations set check_out = '2035-06-04' where id = :'priced';
+select results_eq(format('select total_amount, price_overridden from public.reservations where id = %L', :'priced'),
+  $$values (45000::bigint, true)$$, 'a total the writer gave is kept when the stay changes');
+update public.reservations set total_amount = null where id = :'priced';
+select results_eq(format('select total_amount, price_overridden from public.reservations where id = %L', :'priced'),
+  $$values (47500::bigint, false)$$, 'a total set to null is the calendar''s again');
+select throws_ok(format('insert into public.reservations (property_id, rate_plan_id, guest_id, check_in, check_out) values (%L, %L, %L, ''2035-06-10'', ''2035-06-12'')',
+    tests.fx('properties'), :'flex', tests.fx('guests')),
+  'PT422', 'rate plan FLEX does not sell this stay: closed_to_arrival', 'a booking a restriction refuses is refused, naming it');
+select lives_ok(format('insert into public.reservations (property_id, rate_plan_id, guest_id, check_in, check_out, total_amount) values (%L, %L, %L, ''2035-06-11'', ''2035-06-12'', 100)',
+    tests.fx('properties'), :'flex', tests.fx('guests')),
+  'a booking with its own total is kept as given');
+select is((select total_amount from public.reservations where check_in = '2035-06-11' and rate_plan_id = :'flex'), 100::bigint,
+  'with the total the writer gave');
+
+select * from finish();
+rollback;
