@@ -4,6 +4,7 @@ import type { DB } from "../db/database.ts";
 import type { Reads } from "../db/reads.ts";
 import { fieldErrors, readJson, refuseNul } from "./json.ts";
 import { HttpError, type ProblemKind } from "./problem.ts";
+import { isDomainRuleIssue } from "./schemas.ts";
 import type { Handler, Params } from "./router.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -113,7 +114,13 @@ export function parseQuery<Q extends z.ZodObject | undefined>(schema: Q, request
   refuseNul(values, "The query parameters");
   const parsed = schema.safeParse(values);
   if (!parsed.success) {
-    throw new HttpError("validation", "The query parameters are invalid.", { errors: fieldErrors(parsed.error, "(query)") });
+    const errors = fieldErrors(parsed.error, "(query)");
+    // As for a body: parameters that match the document and break a rule between them
+    // (a departure before the arrival) are a 422.
+    if (parsed.error.issues.every(isDomainRuleIssue)) {
+      throw new HttpError("unprocessable", parsed.error.issues.map((issue) => issue.message).join(" "), { errors });
+    }
+    throw new HttpError("validation", "The query parameters are invalid.", { errors });
   }
   return parsed.data as Input<Q>;
 }

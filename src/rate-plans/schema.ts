@@ -93,7 +93,7 @@ export const createRatePlanBody = withDerivationRule(withStayRules(z.strictObjec
   freeCancellationHours: editable.freeCancellationHours.optional(),
   active: editable.active.optional(),
 })).refine((body) => body.nightlyPrice !== undefined || body.derivedFromId != null, {
-  message: "nightlyPrice is required unless the plan derives from another.", path: ["nightlyPrice"],
+  message: "nightlyPrice is required unless the plan derives from another.", path: ["nightlyPrice"], params: domainRule,
 })).meta({ id: "RatePlanCreate" });
 
 // The property and currency stay: reservations refer to a plan by both, with its id.

@@ -92,7 +92,7 @@ Deno.test("availability refusals: dates out of order, another tenant's property"
     const property = await createProperty(api);
     const foreign = await createProperty(theirs);
     const inverted = await expectProblem("GET", AVAILABILITY,
-      await api.get(`/availability?propertyId=${property.id}&arrival=2027-06-04&departure=2027-06-04`), 400, "validation");
+      await api.get(`/availability?propertyId=${property.id}&arrival=2027-06-04&departure=2027-06-04`), 422, "unprocessable");
     assert.deepEqual(inverted.errors?.map((error) => error.path), ["departure"]);
     await expectProblem("GET", AVAILABILITY, await api.get(`/availability?propertyId=${property.id}&arrival=2027-06-04`), 400, "validation");
     const unknown = await expectProblem("GET", AVAILABILITY,

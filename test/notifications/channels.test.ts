@@ -309,7 +309,8 @@ Deno.test("the nightly summary: one email per owner and admin with the night's f
     const stay = await createStay(api, { status: "confirmed" });
     const at = await tonightAfterTheHour(sql, stay.property.timezone);
     const night = await sql<{ night: string }[]>`select ((${at}::timestamptz at time zone ${stay.property.timezone})::date)::text as night`;
-    // Tonight's arrival, checked in with its balance unpaid, and an open task.
+    // Tonight's arrival for two nights, priced again from its plan (120.00 a night), checked
+    // in with its balance unpaid, and an open task.
     await sql`update public.reservations set check_in = ${night[0]!.night}::date, check_out = ${night[0]!.night}::date + 2
               where id = ${stay.reservation.id}`;
     await stepReservation(api, stay.reservation.id, "check-in");
@@ -337,7 +338,7 @@ Deno.test("the nightly summary: one email per owner and admin with the night's f
     assert.ok(text.includes(stay.property.name), text);
     assert.match(text, /Arrivals\D*1/i);
     assert.match(text, /in[- ]house\D*1/i);
-    assert.ok(text.includes("360.00") || text.includes("360,00"), `the unpaid balance: ${text}`);
+    assert.ok(text.includes("240.00") || text.includes("240,00"), `the unpaid balance: ${text}`);
     assert.match(text, /open tasks\D*1/i);
   }));
 

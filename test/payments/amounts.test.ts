@@ -161,8 +161,11 @@ Deno.test("each amount takes exactly its maximum and refuses one more: a nightly
 
 Deno.test("the document states each amount's maximum, and the least a balance can be", async () => {
   const document = await apiDocument() as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+  type Bounded = { minimum?: number; maximum?: number; anyOf?: Bounded[] };
   const bounds = (schema: string, field: string) => {
-    const { minimum, maximum } = document.components.schemas[schema]!.properties[field] as { minimum?: number; maximum?: number };
+    // A field that may be null is the number's schema or null's.
+    const property = document.components.schemas[schema]!.properties[field] as Bounded;
+    const { minimum, maximum } = property.anyOf?.find((member) => member.minimum !== undefined) ?? property;
     return [minimum, maximum];
   };
   assert.deepEqual(bounds("RatePlanCreate", "nightlyPrice"), [0, MAX_NIGHTLY_PRICE]);

@@ -96,6 +96,6 @@ Deno.test("calendar refusals: another tenant's plan, staff writing, a range out 
     await expectProblem("PATCH", CHANGES,
       await staff.patch("/rate-calendar", { changes: [{ ratePlanId: plan.id, from: "2027-08-01", to: "2027-08-01", price: 1 }] }), 403, "forbidden");
     await expectStatus("GET", CALENDAR, await staff.get(`/rate-plans/${plan.id}/calendar?from=2027-08-01&to=2027-08-01`), 200);
-    await expectProblem("GET", CALENDAR, await api.get(`/rate-plans/${plan.id}/calendar?from=2027-08-02&to=2027-08-01`), 400, "validation");
+    await expectProblem("GET", CALENDAR, await api.get(`/rate-plans/${plan.id}/calendar?from=2027-08-02&to=2027-08-01`), 422, "unprocessable");
     await expectProblem("GET", CALENDAR, await api.get(`/rate-plans/${foreign.id}/calendar?from=2027-08-01&to=2027-08-01`), 404, "not-found");
   }));
