@@ -13,7 +13,7 @@ export function availabilityEndpoints(scope: RequestScope): Endpoint[] {
       summary: "What a property can sell from arrival to departure for a party: per room type, the rooms left on its fullest " +
         "night, the units free on every night, and each plan that sells it with its total, its nightly breakdown and the " +
         "restrictions that stop it.",
-      query: availabilityQuery, problems: ["unknown-reference"],
+      query: availabilityQuery, problems: ["unknown-reference", "unprocessable"],
       success: [{ status: 200, description: "The property's availability.", schema: availability }],
     }, async ({ db, query }) => {
       const found = await findAvailability(db, query);

@@ -15,7 +15,7 @@ export function rateCalendarEndpoints(scope: RequestScope): Endpoint[] {
       method: "GET", path: "/v1/rate-plans/{id}/calendar", operationId: "getRateCalendar", tag, access: "member",
       summary: "Read a rate plan's calendar from one day to another (both included): each day's prices and restrictions as " +
         "they apply, a derived plan's from its base plan.",
-      params: idParams, resource: "rate plan", query: rateCalendarQuery,
+      params: idParams, resource: "rate plan", query: rateCalendarQuery, problems: ["unprocessable"],
       success: [{ status: 200, description: "The plan's days.", schema: rateCalendar }],
     }, async ({ db, params, query, missing }) => {
       const calendar = await readRateCalendar(db, params.id, query.from, query.to);

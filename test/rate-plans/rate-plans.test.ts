@@ -109,7 +109,6 @@ Deno.test("POST /v1/rate-plans: 400 for missing, unknown or invalid fields, and 
       [without(valid, "name"), "name"],
       [without(valid, "code"), "code"],
       [without(valid, "currency"), "currency"],
-      [without(valid, "nightlyPrice"), "nightlyPrice"],
       [{ ...valid, propertyId: "property-1" }, "propertyId"],
       [{ ...valid, name: "  " }, "name"],
       [{ ...valid, name: "x".repeat(201) }, "name"],
@@ -141,6 +140,9 @@ Deno.test("POST /v1/rate-plans: 400 for missing, unknown or invalid fields, and 
       await expectInvalid("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans", body), path, JSON.stringify(body));
     }
     await expectProblem("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans"), 400, "validation");
+    // A nightly price is required of a plan that derives from none: a rule between fields.
+    const unpriced = await expectProblem("POST", RATE_PLANS, await t.ownerClient.post("/rate-plans", without(valid, "nightlyPrice")), 422, "unprocessable");
+    assert.deepEqual(unpriced.errors?.map((error) => error.path), ["nightlyPrice"]);
     assert.equal((await listPlans(t.ownerClient)).pagination.total, 0);
   }));
 

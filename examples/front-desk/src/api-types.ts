@@ -6560,6 +6560,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
@@ -6719,7 +6728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`. */
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     [name: string]: unknown;
