@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { queryInteger } from "../db/pagination.ts";
-import { answeredDate, currency, domainRule, id, isoDate, minorUnits } from "../http/schemas.ts";
+import { answeredDate, currency, daysBetween, domainRule, id, isoDate, minorUnits } from "../http/schemas.ts";
 
 export const availabilityQuery = z.strictObject({
   propertyId: id,
@@ -9,8 +9,7 @@ export const availabilityQuery = z.strictObject({
   adults: queryInteger(1, 50, "Adults, 1 to 50.").default(1),
   children: queryInteger(0, 50, "Children, 0 to 50.").default(0),
 }).refine(
-  (query) => query.departure > query.arrival &&
-    (Date.parse(`${query.departure}T00:00:00Z`) - Date.parse(`${query.arrival}T00:00:00Z`)) / 86_400_000 <= 365,
+  (query) => query.departure > query.arrival && daysBetween(query.arrival, query.departure) <= 365,
   { message: "departure must be after arrival, at most 365 nights on.", path: ["departure"], params: domainRule },
 );
 

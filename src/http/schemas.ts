@@ -74,6 +74,11 @@ export const clockTime = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5]
 // A date the API answers: one a request gave (isoDate), with its format.
 export const answeredDate = z.stringFormat("date", acceptedDay);
 
+// The days from one YYYY-MM-DD date to another, as the calendar counts them.
+export function daysBetween(from: string, to: string): number {
+  return (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
+}
+
 export const problem = z.object({
   type: z.string(),
   title: z.string(),

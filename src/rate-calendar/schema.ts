@@ -1,17 +1,16 @@
 import { z } from "zod";
-import { answeredDate, currency, domainRule, id, isoDate, minorUnits } from "../http/schemas.ts";
+import { answeredDate, currency, daysBetween, domainRule, id, isoDate, minorUnits } from "../http/schemas.ts";
 import { MAX_NIGHTLY_PRICE } from "../money/limits.ts";
 
 export const weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
 
 // A range of days, both ends included, of at most a year and a day.
 export const MAX_CALENDAR_DAYS = 366;
-const daysFrom = (from: string, to: string) => (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
 const range = {
   from: isoDate.meta({ description: "The first day, on the property's clock." }),
   to: isoDate.meta({ description: "The last day, included; at most 365 days after from." }),
 };
-const inOrder = (body: { from: string; to: string }) => body.to >= body.from && daysFrom(body.from, body.to) < MAX_CALENDAR_DAYS;
+const inOrder = (body: { from: string; to: string }) => body.to >= body.from && daysBetween(body.from, body.to) < MAX_CALENDAR_DAYS;
 const rangeRule = { message: `to must be from or a later day, at most ${MAX_CALENDAR_DAYS} days in all.`, path: ["to"], params: domainRule };
 
 export const rateCalendarQuery = z.strictObject(range).refine(inOrder, rangeRule);
