@@ -234,7 +234,7 @@ begin
     return new;
   end if;
 
-  perform pg_catalog.pg_advisory_xact_lock(1347244801, pg_catalog.hashtext(new.tenant_id::text || '/' || new.unit_id::text));
+  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
   -- Another block of the unit on these nights is told as such, before its nights are
   -- counted twice out of the type (unit_blocks_no_overlap holds it in any case).
   if exists (select from public.unit_blocks b

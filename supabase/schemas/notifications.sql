@@ -29,7 +29,7 @@
 -- and who is in the tenant (an in_app notification reaches a member only while they are
 -- one; a system notice reaches the owners and admins).
 grant select on public.tenants, public.properties, public.room_types, public.units, public.unit_blocks, public.rate_plans,
-  public.guests, public.reservations, public.payments, public.payment_links, public.tasks, public.access_codes
+  public.rate_plan_days, public.guests, public.reservations, public.payments, public.payment_links, public.tasks, public.access_codes
   to background_worker;
 
 create policy "background jobs read the job's tenant" on public.tenants
@@ -43,6 +43,8 @@ create policy "background jobs read the job's unit blocks" on public.unit_blocks
 create policy "background jobs read the job's units" on public.units
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));
 create policy "background jobs read the job's rate plans" on public.rate_plans
+  for select to background_worker using (tenant_id = (select private.request_tenant_id()));
+create policy "background jobs read the job's rate plan days" on public.rate_plan_days
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));
 create policy "background jobs read the job's guests" on public.guests
   for select to background_worker using (tenant_id = (select private.request_tenant_id()));

@@ -76,6 +76,11 @@ $$;
 -- included): its own day where set, its defaults otherwise, a derived plan's prices from
 -- its base plan. Read as the caller, under the tables' policies. PL/pgSQL, as every
 -- helper here, so that a connection keeps its plans.
+--
+-- The plan's days and its base plan's are each read as one range of their key (tenant,
+-- plan, day), and only then set beside the generated days: joined to the days one by one,
+-- the planner takes a guess at how many days a generated series holds (a thousand),
+-- and hashes every plan day of every tenant instead.
 create or replace function private.rate_plan_calendar(plan uuid, first_day date, last_day date)
 returns table (
   day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer, max_stay integer,
@@ -85,8 +90,26 @@ language plpgsql
 stable
 set search_path = ''
 as $$
+declare
+  p public.rate_plans;
+  b public.rate_plans;
 begin
+  select * into p from public.rate_plans rp where rp.id = plan;
+  if not found then
+    return;
+  end if;
+  if p.derived_from_id is not null then
+    select * into b from public.rate_plans rp where rp.tenant_id = p.tenant_id and rp.id = p.derived_from_id;
+  end if;
   return query
+  with own as (
+    select o.* from public.rate_plan_days o
+    where o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day between first_day and last_day
+  ),
+  base as (
+    select o.* from public.rate_plan_days o
+    where o.tenant_id = p.tenant_id and o.rate_plan_id = b.id and o.day between first_day and last_day
+  )
   select d.day::date,
     case when p.derived_from_id is null then coalesce(o.price, p.nightly_price)
          else private.derived_price(coalesce(bo.price, b.nightly_price), p.derived_percent, p.derived_amount) end,
@@ -101,12 +124,9 @@ begin
     coalesce(o.closed_to_arrival, bo.closed_to_arrival, false),
     coalesce(o.closed_to_departure, bo.closed_to_departure, false),
     coalesce(o.closed, bo.closed, false)
-  from public.rate_plans p
-  left join public.rate_plans b on b.tenant_id = p.tenant_id and b.id = p.derived_from_id
-  cross join generate_series(first_day, last_day, interval '1 day') d(day)
-  left join public.rate_plan_days o on o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day = d.day::date
-  left join public.rate_plan_days bo on bo.tenant_id = p.tenant_id and bo.rate_plan_id = b.id and bo.day = d.day::date
-  where p.id = plan
+  from generate_series(first_day, last_day, interval '1 day') d(day)
+  left join own o on o.day = d.day::date
+  left join base bo on bo.day = d.day::date
   order by d.day;
 end
 $$;
@@ -196,6 +216,14 @@ create trigger rate_plan_day_before_write before insert or update on public.rate
 -- free on every night (to assign), and each active plan that sells the type with its
 -- quote (private.quote_stay) and whether it is bookable (no restriction refuses it).
 -- Read as the caller, under the tables' policies.
+--
+-- Every read names the property's tenant and is one range of an index led by it, bounded
+-- by comparisons Postgres may apply before the tables' policies (equality and dates, which
+-- are leakproof; a range's overlap is not, and under a policy it would only filter): a
+-- room type's held stays over the nights are one range of (tenant, type, check-in) from
+-- the tenant's longest stay before the arrival, as the reservation list's dates are
+-- (reservations.sql), whatever the statistics say of how many stays the property has had.
+-- The few rows read are kept (materialized) and counted per type and night from there.
 create or replace function private.availability(
   for_property uuid, arrival date, departure date, adults integer, children integer
 )
@@ -206,37 +234,59 @@ set search_path = ''
 as $$
 declare
   asked daterange := daterange(arrival, departure, '[)');
+  tenant uuid;
+  longest integer;
 begin
+  select p.tenant_id into tenant from public.properties p where p.id = for_property;
+  -- No stay that meets the arrival checked in more than the tenant's longest stay before it.
+  select coalesce(max(r.check_out - r.check_in), 0) into longest from public.reservations r where r.tenant_id = tenant;
   return (
-  with types as (
-    select rt.id, rt.code, rt.name, rt.max_occupancy, rt.max_adults, rt.max_children
-    from public.room_types rt where rt.property_id = for_property and rt.status = 'active'
+  with types as materialized (
+    select rt.id, rt.code, rt.name, rt.standard_occupancy, rt.max_occupancy, rt.max_adults, rt.max_children
+    from public.room_types rt where rt.tenant_id = tenant and rt.property_id = for_property and rt.status = 'active'
   ),
-  nights as (
+  nights as materialized (
     select night::date as night from generate_series(arrival, departure - 1, interval '1 day') night
   ),
-  in_service as (
-    select u.id, u.name, u.room_type_id from public.units u join types t on t.id = u.room_type_id where u.status = 'active'
+  in_service as materialized (
+    select u.id, u.name, u.room_type_id from public.units u
+    where u.tenant_id = tenant and u.property_id = for_property and u.status = 'active'
   ),
-  held as (
-    select r.room_type_id, n.night, count(*) as stays
-    from public.reservations r join nights n on r.stay @> n.night
-    where r.property_id = for_property and r.room_type_id in (select t.id from types t)
-      and r.status in ('pending', 'confirmed', 'checked_in') and r.stay && asked
-    group by r.room_type_id, n.night
+  held as materialized (
+    select h.room_type_id, h.unit_id, daterange(h.check_in, h.check_out, '[)') as stay
+    from types t cross join lateral (
+      select r.room_type_id, r.unit_id, r.check_in, r.check_out from public.reservations r
+      where r.tenant_id = tenant and r.room_type_id = t.id and r.status in ('pending', 'confirmed', 'checked_in')
+        and r.check_in < departure and r.check_in >= arrival - longest and r.check_out > arrival) h
   ),
-  blocked as (
-    select u.room_type_id, n.night, count(*) as units
-    from public.unit_blocks b join in_service u on u.id = b.unit_id join nights n on b.nights @> n.night
-    where b.property_id = for_property and b.nights && asked
-    group by u.room_type_id, n.night
+  blocked as materialized (
+    select u.room_type_id, b.unit_id, b.nights
+    from in_service u join public.unit_blocks b on b.tenant_id = tenant and b.unit_id = u.id and b.nights && asked
   ),
   busy as (
-    select r.unit_id as id from public.reservations r
-    where r.property_id = for_property and r.unit_id is not null and r.status in ('pending', 'confirmed', 'checked_in')
-      and r.stay && asked
+    select h.unit_id as id from held h where h.unit_id is not null
     union
-    select b.unit_id from public.unit_blocks b where b.property_id = for_property and b.nights && asked
+    select b.unit_id from blocked b
+  ),
+  left_per_night as (
+    select t.id as room_type_id,
+      (select count(*) from in_service u where u.room_type_id = t.id)
+      - (select count(*) from blocked b where b.room_type_id = t.id and b.nights @> n.night)
+      - (select count(*) from held h where h.room_type_id = t.id and h.stay @> n.night) as rooms
+    from types t cross join nights n
+  ),
+  plans as materialized (
+    select p.id, p.code, p.name, p.room_type_id from public.rate_plans p
+    where p.tenant_id = tenant and p.property_id = for_property and p.active
+  ),
+  -- A quote depends on the room type only through its standard occupancy: each plan is
+  -- quoted once for each standard occupancy among the types it sells.
+  quotes as materialized (
+    select q.plan_id, q.standard_occupancy,
+           private.quote_stay(q.plan_id, q.room_type_id, arrival, departure, adults, children) as quote
+    from (select distinct on (p.id, t.standard_occupancy) p.id as plan_id, t.standard_occupancy, t.id as room_type_id
+          from plans p join types t on p.room_type_id is null or p.room_type_id = t.id
+          order by p.id, t.standard_occupancy, t.id) q
   )
   select jsonb_build_object(
     'propertyId', for_property, 'arrival', arrival, 'departure', departure, 'nights', departure - arrival,
@@ -245,12 +295,7 @@ begin
       'roomTypeId', t.id, 'code', t.code, 'name', t.name, 'maxOccupancy', t.max_occupancy,
       'fitsParty', adults + children <= t.max_occupancy and adults <= coalesce(t.max_adults, t.max_occupancy)
                    and children <= coalesce(t.max_children, t.max_occupancy - 1),
-      'available', (
-        select greatest(0, coalesce(min((select count(*) from in_service u where u.room_type_id = t.id)
-                                        - coalesce(b.units, 0) - coalesce(h.stays, 0)), 0))
-        from nights n
-        left join held h on h.room_type_id = t.id and h.night = n.night
-        left join blocked b on b.room_type_id = t.id and b.night = n.night),
+      'available', (select greatest(0, coalesce(min(l.rooms), 0)) from left_per_night l where l.room_type_id = t.id),
       'freeUnits', coalesce((
         select jsonb_agg(jsonb_build_object('unitId', u.id, 'name', u.name) order by u.name)
         from in_service u where u.room_type_id = t.id and u.id not in (select busy.id from busy)), '[]'),
@@ -258,9 +303,8 @@ begin
         select jsonb_agg(q.quote || jsonb_build_object('code', p.code, 'name', p.name,
                                                        'bookable', jsonb_array_length(q.quote -> 'restrictions') = 0)
                          order by p.code)
-        from public.rate_plans p
-        cross join lateral (select private.quote_stay(p.id, t.id, arrival, departure, adults, children) as quote) q
-        where p.property_id = for_property and p.active and (p.room_type_id is null or p.room_type_id = t.id)), '[]')
+        from plans p join quotes q on q.plan_id = p.id and q.standard_occupancy = t.standard_occupancy
+        where p.room_type_id is null or p.room_type_id = t.id), '[]')
     ) order by t.code), '[]'))
   from types t);
 end

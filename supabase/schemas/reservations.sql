@@ -115,6 +115,10 @@ create index reservations_tenant_unit_idx on public.reservations (tenant_id, uni
 -- A room type's held stays over a range of nights: its inventory (inventory.sql).
 create index reservations_tenant_room_type_stay_idx on public.reservations using gist (tenant_id, room_type_id, stay)
   where status in ('pending', 'confirmed', 'checked_in') and room_type_id is not null;
+-- The same, bounded by leakproof comparisons alone, for the reads under the policies
+-- (rates.sql, private.availability): a range of check-ins of a type's held stays.
+create index reservations_tenant_room_type_check_in_idx on public.reservations (tenant_id, room_type_id, check_in)
+  include (check_out, unit_id) where status in ('pending', 'confirmed', 'checked_in');
 create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id, rate_plan_id) where rate_plan_id is not null;
 -- A channel manager that resends a booking finds the one it created.
 create unique index reservations_tenant_source_external_reference_key
@@ -314,7 +318,10 @@ begin
   if new.rate_plan_id is not null and (tg_op = 'INSERT' or (not new.price_overridden and old.price_overridden)
       or (new.rate_plan_id, new.room_type_id, new.check_in, new.check_out, new.adults, new.children)
          is distinct from (old.rate_plan_id, old.room_type_id, old.check_in, old.check_out, old.adults, old.children)) then
-    select * into plan from public.rate_plans rp where rp.tenant_id = new.tenant_id and rp.id = new.rate_plan_id;
+    -- Read above when the plan or the dates changed; read here when only the type or party did.
+    if plan.id is distinct from new.rate_plan_id then
+      select * into plan from public.rate_plans rp where rp.tenant_id = new.tenant_id and rp.id = new.rate_plan_id;
+    end if;
     if plan.room_type_id is not null and new.room_type_id is distinct from plan.room_type_id then
       raise exception 'rate plan % sells another room type', plan.code
         using errcode = '23514', constraint = 'reservations_rate_plan_room_type';
@@ -391,13 +398,26 @@ create policy "managers delete reservations" on public.reservations
 -- connection a transaction pooler gives the transaction. Its keys are a class of its own
 -- (the bytes "PMS" and 1) and a hash of the tenant and the unit; two units sharing a
 -- hash only wait for each other now and then.
-create function private.lock_unit_calendar()
+create or replace function private.lock_unit_calendar(tenant uuid, unit uuid)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform pg_catalog.pg_advisory_xact_lock(1347244801, pg_catalog.hashtext(tenant::text || '/' || unit::text));
+end;
+$$;
+
+comment on function private.lock_unit_calendar(uuid, uuid) is
+  'Takes the lock of one unit''s calendar until the transaction ends: every write that puts a stay or a block on the unit''s nights takes it first.';
+
+create or replace function private.lock_unit_calendar()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
-  perform pg_catalog.pg_advisory_xact_lock(1347244801, pg_catalog.hashtext(new.tenant_id::text || '/' || new.unit_id::text));
+  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
   return new;
 end;
 $$;

@@ -3,7 +3,7 @@
 -- and a staff member each.
 begin;
 \ir ../helpers/setup.psql
-select plan(239);
+select plan(260);
 
 create temp table fixture as
   select tests.make_tenant('Alpha') as a, tests.make_tenant('Beta') as b;
@@ -24,11 +24,11 @@ begin
 end
 $$;
 
-create function tests.row_json(tbl text, id uuid) returns jsonb
+create function tests.row_json(tbl text, id uuid, key_column text default 'id') returns jsonb
 language plpgsql as $$
 declare r jsonb;
 begin
-  execute format('select to_jsonb(x) from public.%I x where id = $1', tbl) into r using id;
+  execute format('select to_jsonb(x) from public.%I x where %I = $1', tbl, key_column) into r using id;
   return r;
 end
 $$;
@@ -36,8 +36,9 @@ $$;
 -- parent_change: columns to point at Beta's rows, as {"column": "beta:<fixture key>"}.
 -- insert_refusal: the SQLSTATE a cross-tenant insert meets first: 42501 from RLS, or
 -- 23503 where a trigger looks up the parent (as the caller, under RLS) before RLS checks the row.
+-- key_column: the column the fixture's id is found by, for a table whose key is not an id.
 create function tests.isolation_checks(tbl text, parent_change jsonb, staff_writes boolean,
-                                       insert_refusal text default '42501') returns setof text
+                                       insert_refusal text default '42501', key_column text default 'id') returns setof text
 language plpgsql as $$
 declare
   a jsonb := (select fixture.a from fixture);
@@ -51,8 +52,8 @@ declare
   code text;
 begin
   perform tests.act_as_operator();
-  a_row := tests.row_json(tbl, a_id);
-  b_row := tests.row_json(tbl, b_id);
+  a_row := tests.row_json(tbl, a_id, key_column);
+  b_row := tests.row_json(tbl, b_id, key_column);
 
   return next ok((select relrowsecurity from pg_class where oid = format('public.%I', tbl)::regclass),
     tbl || ': row-level security is enabled');
@@ -61,13 +62,13 @@ begin
   perform tests.act_as('Alpha_staff', ta);
   return next results_eq(format('select distinct tenant_id from public.%I', tbl), array[ta],
     tbl || ': an Alpha member sees Alpha''s rows and no others');
-  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where id = %L', tbl, b_id)), 0::bigint,
+  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where %I = %L', tbl, key_column, b_id)), 0::bigint,
     tbl || ': an Alpha member cannot update Beta''s row by id');
 
   perform tests.act_as('Alpha_admin', ta);
   code := tests.error_of(tests.copy_insert(tbl, a_row, jsonb_build_object('tenant_id', tb)));
   return next is(code, insert_refusal, tbl || ': an Alpha admin cannot insert a row into Beta');
-  return next throws_ok(format('update public.%I set tenant_id = %L where id = %L', tbl, tb, a_id), '42501',
+  return next throws_ok(format('update public.%I set tenant_id = %L where %I = %L', tbl, tb, key_column, a_id), '42501',
     'tenant_id cannot change', tbl || ': an Alpha admin cannot move an Alpha row to Beta');
   if parent_change is not null then
     code := tests.error_of(tests.copy_insert(tbl, a_row, (
@@ -81,9 +82,9 @@ begin
   perform tests.act_as('Alpha_owner', tb);
   return next is_empty(format('select 1 from public.%I', tbl),
     tbl || ': Beta in the header without membership sees nothing');
-  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where id = %L', tbl, b_id)), 0::bigint,
+  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where %I = %L', tbl, key_column, b_id)), 0::bigint,
     tbl || ': Beta in the header without membership updates nothing');
-  return next is(tests.rows_changed(format('delete from public.%I where id = %L', tbl, b_id)), 0::bigint,
+  return next is(tests.rows_changed(format('delete from public.%I where %I = %L', tbl, key_column, b_id)), 0::bigint,
     tbl || ': Beta in the header without membership deletes nothing');
   code := tests.error_of(tests.copy_insert(tbl, b_row, '{}'));
   return next is(code, insert_refusal, tbl || ': Beta in the header without membership inserts nothing');
@@ -106,25 +107,25 @@ begin
 
   -- Staff against managers.
   perform tests.act_as('Alpha_staff', ta);
-  return next is(tests.rows_changed(format('delete from public.%I where id = %L', tbl, a_id)), 0::bigint,
+  return next is(tests.rows_changed(format('delete from public.%I where %I = %L', tbl, key_column, a_id)), 0::bigint,
     tbl || ': staff cannot delete');
   if staff_writes then
-    return next is(tests.rows_changed(format('update public.%I set updated_at = now() where id = %L', tbl, a_id)), 1::bigint,
+    return next is(tests.rows_changed(format('update public.%I set updated_at = now() where %I = %L', tbl, key_column, a_id)), 1::bigint,
       tbl || ': staff can update');
   else
-    return next is(tests.rows_changed(format('update public.%I set updated_at = now() where id = %L', tbl, a_id)), 0::bigint,
+    return next is(tests.rows_changed(format('update public.%I set updated_at = now() where %I = %L', tbl, key_column, a_id)), 0::bigint,
       tbl || ': staff cannot update');
     return next throws_ok(tests.copy_insert(tbl, a_row, '{"name": "Staff made this", "code": "STAFF"}'), '42501', null,
       tbl || ': staff cannot create');
   end if;
   perform tests.act_as('Alpha_admin', ta);
-  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where id = %L', tbl, a_id)), 1::bigint,
+  return next is(tests.rows_changed(format('update public.%I set updated_at = now() where %I = %L', tbl, key_column, a_id)), 1::bigint,
     tbl || ': an admin can update');
 
   -- Whatever happened above, Beta's row is as it was and Alpha's stayed in Alpha.
   perform tests.act_as_operator();
-  return next is(tests.row_json(tbl, b_id), b_row, tbl || ': Beta''s row is untouched');
-  return next is(tests.row_json(tbl, a_id) ->> 'tenant_id', ta::text, tbl || ': Alpha''s row is still Alpha''s');
+  return next is(tests.row_json(tbl, b_id, key_column), b_row, tbl || ': Beta''s row is untouched');
+  return next is(tests.row_json(tbl, a_id, key_column) ->> 'tenant_id', ta::text, tbl || ': Alpha''s row is still Alpha''s');
   return;
 end
 $$;
@@ -134,6 +135,7 @@ select tests.isolation_checks('room_types', '{"property_id": "beta:properties"}'
 select tests.isolation_checks('units', '{"property_id": "beta:properties"}', false);
 select tests.isolation_checks('unit_blocks', '{"unit_id": "beta:units"}', true, '23503');
 select tests.isolation_checks('rate_plans', '{"property_id": "beta:properties"}', false);
+select tests.isolation_checks('rate_plan_days', '{"rate_plan_id": "beta:rate_plans"}', false, key_column => 'rate_plan_id');
 select tests.isolation_checks('guests', null, true);
 select tests.isolation_checks('reservations',
   '{"guest_id": "beta:guests", "check_in": "2031-01-01", "check_out": "2031-01-03"}', true, '23503');
