@@ -1,15 +1,26 @@
 // The front-desk example (examples/front-desk) in headless Chromium (Debian's chromium
 // package; npm test installs it), driven by puppeteer-core: a receptionist signs up in the
 // page, is added to a tenant as staff, checks a guest arriving today in and out, sees the
-// check-in's alert arrive in the inbox and signs out. What the page shows is checked in its
+// check-in's alert arrive in the inbox and signs out; another searches a weekend's
+// availability, sees a plan's calendar total or the restriction that stops it, and books
+// a stay for a guest. What the page shows is checked in its
 // DOM, what it did in the API and the database. Every request the page makes stays on
 // loopback. And a page from an origin the API does not grant (CORS_ALLOWED_ORIGINS) may sign
 // in at Auth, as from any origin, but the browser refuses it the API's answers.
 import assert from "node:assert/strict";
 import type { Browser, Page } from "puppeteer-core";
 import { dateIn } from "../../examples/front-desk/src/dates.ts";
-import { call, expectStatus, representation, type Schemas, withFixture } from "../support/api.ts";
-import { addDays, createGuest, createProperty, createUnit, readReservation, stepReservation } from "../support/domain.ts";
+import { call, expectProblem, expectStatus, listPage, representation, type Schemas, withFixture } from "../support/api.ts";
+import {
+  addDays,
+  createGuest,
+  createProperty,
+  createRatePlan,
+  createRoomType,
+  createUnit,
+  readReservation,
+  stepReservation,
+} from "../support/domain.ts";
 import { isLoopback, recordedPage, withChromium } from "../support/browser.ts";
 import { drainQueue, expandEvents, runWorker } from "../support/notifications.ts";
 import { stack } from "../support/stack.ts";
@@ -81,6 +92,42 @@ async function waitForGuests(page: Page, list: string, guests: string[]): Promis
     assert.deepEqual(await guestsIn(page, list), [...guests].sort(), `${list} after ${WAIT_MS} ms`);
   }
 }
+
+// Sets a form field's value, as the receptionist's typing would leave it (a date field's
+// typing depends on the browser's locale; its value does not).
+const fill = (page: Page, selector: string, value: string) =>
+  page.$eval(selector, (element, text) => void ((element as unknown as { value: string }).value = text), value);
+
+async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await shown(page, "#sign-in");
+  await page.type("#email", email);
+  await page.type("#password", password);
+  await page.click("#sign-in-button");
+}
+
+// Fills the search form, submits it and waits until the page shows that stay's offers.
+async function search(page: Page, stay: { arrival: string; departure: string; adults: number; children: number }, summary: string) {
+  await fill(page, "#search-arrival", stay.arrival);
+  await fill(page, "#search-departure", stay.departure);
+  await fill(page, "#search-adults", String(stay.adults));
+  await fill(page, "#search-children", String(stay.children));
+  await page.click("#search-button");
+  try {
+    await waitForText(page, "#offers-stay", summary);
+  } catch (error) {
+    throw new Error(`the search for ${summary} was not shown; the page's error: ${await pageError(page)}`, { cause: error });
+  }
+}
+
+// The first Friday at least `days` after `date`.
+function fridayAfter(date: string, days: number): string {
+  let day = addDays(date, days);
+  while (new Date(`${day}T00:00:00Z`).getUTCDay() !== 5) day = addDays(day, 1);
+  return day;
+}
+
+// "555.00 EUR": minor units of a two-digit currency, as the page writes them.
+const euros = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, "0")} EUR`;
 
 // What a fetch from the page's own script gets: the status, or the error fetch rejected with.
 function fetchFromPage(page: Page, url: string, headers: Record<string, string>) {
@@ -287,3 +334,105 @@ Deno.test("the front desk's server serves the built app, its config for this sta
   assert.deepEqual([posted.status, posted.headers.get("allow")], [405, "GET, HEAD"]);
   await posted.body?.cancel();
 });
+
+Deno.test("in Chromium the front desk finds a weekend stay, books it for a guest at the calendar's price and says why a plan does not sell", () =>
+  withFixture(async ({ tenant, memberOf }) => {
+    // A property with a double of two rooms and one plan for it: a weekday price, a
+    // weekend price set on the calendar, a charge for a child above the two the price is
+    // for, and a Thursday closed to arrival. The weekend is months ahead, clear of any
+    // stay and of today.
+    const t = await tenant("front-desk-search");
+    const owner = t.ownerClient;
+    const receptionist = await memberOf(t, "staff", "front-desk-search-staff");
+    const property = await createProperty(owner, { name: "Harbour House", timezone: TIME_ZONE, currency: "EUR" });
+    const double = await createRoomType(owner, property.id, { code: "DBL", name: "Double", standardOccupancy: 2, maxOccupancy: 3 });
+    for (const name of ["201", "202"]) await createUnit(owner, property.id, { roomTypeId: double.id, name, capacity: 3 });
+    const prices = { weekday: 12000, weekend: 18000, extraChild: 2500 };
+    const plan = await createRatePlan(owner, property.id, {
+      code: "BAR", name: "Best available", currency: "EUR", roomTypeId: double.id,
+      nightlyPrice: prices.weekday, extraChildPrice: prices.extraChild,
+    });
+    const today = dateIn(TIME_ZONE, new Date());
+    const friday = fridayAfter(today, 60);
+    const thursday = addDays(friday, -1);
+    const monday = addDays(friday, 3);
+    await expectStatus("PATCH", "/v1/rate-calendar", await owner.patch("/rate-calendar", {
+      changes: [
+        { ratePlanId: plan.id, from: friday, to: addDays(friday, 6), weekdays: ["fri", "sat"], price: prices.weekend },
+        { ratePlanId: plan.id, from: thursday, to: thursday, closedToArrival: true },
+      ],
+    }), 200);
+    const party = { adults: 2, children: 1 };
+    // Friday and Saturday at the weekend's price, Sunday at the plan's, each with the child.
+    const nightly = [friday, addDays(friday, 1), addDays(friday, 2)].map((night) =>
+      ([5, 6].includes(new Date(`${night}T00:00:00Z`).getUTCDay()) ? prices.weekend : prices.weekday) + prices.extraChild
+    );
+    const total = nightly.reduce((sum, amount) => sum + amount, 0);
+    assert.deepEqual(nightly, [prices.weekend + prices.extraChild, prices.weekend + prices.extraChild, prices.weekday + prices.extraChild]);
+    const bruno = await createGuest(owner, { firstName: "Bruno", lastName: "Costa" });
+    const ana = await createGuest(owner, { firstName: "Ana", lastName: "Silva" });
+
+    const recorded: Recorded = { requests: [], bearers: [] };
+    await withChromium(async (browser) => {
+      const page = await openPage(browser, recorded);
+      await page.goto(stack.frontDeskUrl);
+      await signIn(page, receptionist.email, receptionist.password);
+      await shown(page, "#search");
+      assert.equal(await valueOf(page, "#property"), property.id);
+      // The search starts from the property's today, for one night.
+      assert.deepEqual([await valueOf(page, "#search-arrival"), await valueOf(page, "#search-departure")], [today, addDays(today, 1)]);
+      assert.deepEqual((await page.$$eval("#book-guest option", (options) => options.map((option) => (option as unknown as { value: string }).value))).sort(),
+        [ana.id, bruno.id].sort(), "the tenant's guests to book for");
+
+      const typeRow = `#offers-list > li[data-room-type-id="${double.id}"]`;
+      const planRow = `${typeRow} li[data-rate-plan-id="${plan.id}"]`;
+
+      // Arriving on the Thursday: the plan does not sell the stay, and the page says why.
+      await search(page, { arrival: thursday, departure: monday, ...party }, `${thursday} → ${monday} · 4 nights · 2 adults, 1 child`);
+      assert.equal(await textOf(page, `${typeRow} .rooms-left`), "2 rooms left");
+      assert.equal(await page.$eval(planRow, (line) => (line as unknown as { dataset: { bookable: string } }).dataset.bookable), "false");
+      assert.equal(await textOf(page, `${planRow} .restrictions`), `closed to arrival on ${thursday}`);
+      assert.equal(await page.$$eval(`${planRow} button, ${planRow} .total`, (found) => found.length), 0, "no total and no Book for a plan that does not sell");
+
+      // Friday to Monday: both doubles left, the plan's total as the calendar prices it.
+      await search(page, { arrival: friday, departure: monday, ...party }, `${friday} → ${monday} · 3 nights · 2 adults, 1 child`);
+      assert.equal(await textOf(page, `${typeRow} .rooms-left`), "2 rooms left");
+      assert.equal(await textOf(page, `${planRow} .total`), euros(total));
+      assert.equal(await page.$eval(`${planRow} button`, (button) => (button as unknown as { disabled: boolean }).disabled), false);
+
+      // Booked for Ana: a stay of the double on the plan, without a unit, priced by the calendar.
+      await page.select("#book-guest", ana.id);
+      await page.click(`${planRow} button`);
+      await waitForText(page, `${typeRow} .rooms-left`, "1 room left");
+      const [booked, ...others] = (await listPage<Schemas["Reservation"]>(owner, "/v1/reservations", `?propertyId=${property.id}`)).data;
+      assert.ok(booked, "the page made a reservation");
+      assert.deepEqual(others, [], "one reservation");
+      assert.deepEqual(
+        [booked.roomTypeId, booked.ratePlanId, booked.guestId, booked.checkIn, booked.checkOut, booked.adults, booked.children],
+        [double.id, plan.id, ana.id, friday, monday, party.adults, party.children],
+      );
+      assert.deepEqual([booked.unitId, booked.totalAmount, booked.currency, booked.priceOverridden, booked.status], [null, total, "EUR", false, "confirmed"]);
+      assert.equal(await textOf(page, "#notice"),
+        `Booked ${booked.confirmationCode} for Ana Silva: Double, Best available, ${friday} → ${monday}, ${euros(total)}.`);
+
+      // Another desk takes the last double; the page, which still offers it, is refused
+      // with the API's problem and then shows none left.
+      const stay = {
+        propertyId: property.id, roomTypeId: double.id, ratePlanId: plan.id, guestId: bruno.id,
+        checkIn: friday, checkOut: monday, ...party,
+      };
+      await expectStatus("POST", "/v1/reservations", await owner.post("/reservations", stay, representation), 201);
+      assert.equal(await textOf(page, `${typeRow} .rooms-left`), "1 room left");
+      await page.click(`${planRow} button`);
+      await waitForText(page, `${typeRow} .rooms-left`, "No room left");
+      const refused = await expectProblem("POST", "/v1/reservations", await owner.post("/reservations", stay), 409, "no-availability");
+      assert.equal(await textOf(page, "#error"), refused.detail);
+      assert.ok(await isHidden(page, "#notice"), "the refusal replaces the booking's notice");
+      assert.equal(await page.$eval(`${planRow} button`, (button) => (button as unknown as { disabled: boolean }).disabled), true);
+      assert.equal((await listPage(owner, "/v1/reservations", `?propertyId=${property.id}`)).data.length, 2, "the refused booking made nothing");
+    });
+
+    const urls = recorded.requests.flat();
+    assert.ok(urls.some((url) => url.startsWith(`${stack.v1}/availability`)), "the page called the availability");
+    assert.deepEqual(urls.filter((url) => !isLoopback(url)), [], "requests of the page outside loopback");
+  }));

@@ -12,7 +12,17 @@ export type Unit = Schemas["Unit"];
 export type Guest = Schemas["Guest"];
 export type Reservation = Schemas["Reservation"];
 export type InboxMessage = Schemas["InboxMessage"];
+export type Availability = Schemas["Availability"];
+export type RoomTypeOffer = Availability["roomTypes"][number];
+export type RateQuote = RoomTypeOffer["ratePlans"][number];
+export type Restriction = RateQuote["restrictions"][number];
 export type Problem = Schemas["Problem"];
+
+// A stay asked for: where, when and for whom (GET /v1/availability's query).
+export type StaySearch = { propertyId: string; arrival: string; departure: string; adults: number; children: number };
+
+// A stay booked from a search: a room type on one of its plans, for a guest.
+export type Booking = StaySearch & { roomTypeId: string; ratePlanId: string; guestId: string };
 
 // The most a list answers in one page (the API's limit).
 const PAGE = 100;
@@ -90,6 +100,12 @@ export function createFrontDeskApi(supabaseUrl: string, accessToken: () => Promi
       return page.data;
     },
 
+    // The first page of the tenant's guests, by last and first name.
+    async guests(tenantId: string): Promise<Guest[]> {
+      const page = await answer(client.GET("/v1/guests", { params: { header: tenant(tenantId), query: { limit: PAGE } } }));
+      return page.data;
+    },
+
     async guest(tenantId: string, id: string): Promise<Guest> {
       return await answer(client.GET("/v1/guests/{id}", { params: { header: tenant(tenantId), path: { id } } }));
     },
@@ -111,6 +127,38 @@ export function createFrontDeskApi(supabaseUrl: string, accessToken: () => Promi
         params: { header: tenant(tenantId), query: { propertyId, status: "checked_in", limit: PAGE } },
       }));
       return page.data;
+    },
+
+    // What the property can sell for the stay: per room type the rooms left, and each plan's
+    // total or the restrictions that stop it.
+    async availability(tenantId: string, search: StaySearch): Promise<Availability> {
+      const { propertyId, arrival, departure, adults, children } = search;
+      return await answer(client.GET("/v1/availability", {
+        params: { header: tenant(tenantId), query: { propertyId, arrival, departure, adults, children } },
+      }));
+    },
+
+    // A confirmed stay of the room type, without a unit (one is assigned at check-in) and
+    // without a total: the database prices it from the plan's calendar, as the search quoted.
+    async book(tenantId: string, booking: Booking): Promise<Reservation> {
+      const created = await answer(client.POST("/v1/reservations", {
+        params: { header: { ...tenant(tenantId), Prefer: "return=representation" } },
+        body: {
+          propertyId: booking.propertyId,
+          roomTypeId: booking.roomTypeId,
+          ratePlanId: booking.ratePlanId,
+          guestId: booking.guestId,
+          checkIn: booking.arrival,
+          checkOut: booking.departure,
+          adults: booking.adults,
+          children: booking.children,
+          status: "confirmed",
+          source: "direct",
+        },
+      }));
+      // return=representation answers the reservation; without it only its id.
+      if (!("confirmationCode" in created)) throw new Error("The API answered the new reservation's id without the reservation.");
+      return created;
     },
 
     async checkIn(tenantId: string, id: string): Promise<void> {

@@ -1,18 +1,24 @@
 // The front desk: a receptionist signs in (supabase-js against the project's Auth), picks a
 // tenant and a property, sees today's arrivals and who is in house, checks guests in and
-// out through the API, and watches their in-app notifications arrive. Plain DOM: every
-// text the API or a user gave is set as text, never as markup.
+// out through the API, finds what the property can sell for a stay and books it for a
+// guest, and watches their in-app notifications arrive. Plain DOM: every text the API or
+// a user gave is set as text, never as markup.
 import { createClient, type Session, type SupabaseClient } from "@supabase/supabase-js";
 import {
   ApiProblem,
   ApiUnreachable,
   createFrontDeskApi,
+  type Availability,
   type FrontDeskApi,
   type Guest,
   type InboxMessage,
   type MyTenant,
   type Property,
+  type RateQuote,
   type Reservation,
+  type Restriction,
+  type RoomTypeOffer,
+  type StaySearch,
   type Unit,
 } from "./api.ts";
 import { loadConfig } from "./config.ts";
@@ -56,6 +62,19 @@ const view = {
   markAllRead: element("mark-all-read", HTMLButtonElement),
   inbox: element("inbox-list", HTMLUListElement),
   inboxEmpty: element("inbox-empty", HTMLParagraphElement),
+  search: element("search", HTMLElement),
+  searchForm: element("search-form", HTMLFormElement),
+  searchArrival: element("search-arrival", HTMLInputElement),
+  searchDeparture: element("search-departure", HTMLInputElement),
+  searchAdults: element("search-adults", HTMLInputElement),
+  searchChildren: element("search-children", HTMLInputElement),
+  searchButton: element("search-button", HTMLButtonElement),
+  offers: element("offers", HTMLDivElement),
+  offersStay: element("offers-stay", HTMLParagraphElement),
+  bookGuest: element("book-guest", HTMLSelectElement),
+  noGuests: element("no-guests", HTMLParagraphElement),
+  offersList: element("offers-list", HTMLUListElement),
+  offersEmpty: element("offers-empty", HTMLParagraphElement),
 };
 
 function say(target: HTMLElement, text: string | null): void {
@@ -77,6 +96,40 @@ function showError(error: unknown): void {
 function showNotice(text: string): void {
   say(view.error, null);
   say(view.notice, text);
+}
+
+// "1 night", "3 nights".
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+// An amount in minor units as "570.00 EUR": the currency's own fraction digits (EUR 2,
+// JPY 0, KWD 3), in integers, so no amount is rounded on its way to the screen.
+function money(minor: number, currency: string): string {
+  const digits = new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  const scale = 10 ** digits;
+  const size = Math.abs(minor);
+  const fraction = digits === 0 ? "" : `.${String(size % scale).padStart(digits, "0")}`;
+  return `${minor < 0 ? "-" : ""}${Math.floor(size / scale)}${fraction} ${currency}`;
+}
+
+// Why a plan does not sell the stay, as the desk says it.
+function restrictionText(restriction: Restriction): string {
+  const on = restriction.date === undefined ? "" : ` on ${restriction.date}`;
+  switch (restriction.code) {
+    case "inactive":
+      return "not on sale";
+    case "closed":
+      return `closed${on}`;
+    case "closed_to_arrival":
+      return `closed to arrival${on}`;
+    case "closed_to_departure":
+      return `closed to departure${on}`;
+    case "min_stay":
+      return `a stay of at least ${count(restriction.minStay ?? 0, "night", "nights")} arriving${on}`;
+    case "max_stay":
+      return `a stay of at most ${count(restriction.maxStay ?? 0, "night", "nights")} arriving${on}`;
+  }
 }
 
 function make<K extends keyof HTMLElementTagNameMap>(tag: K, className: string | null, text?: string): HTMLElementTagNameMap[K] {
@@ -105,12 +158,22 @@ type Desk = {
   propertyId: string | null;
   units: Map<string, Unit>;
   guests: Map<string, Guest>;
+  // The tenant's guests a stay may be booked for (the first page, by name).
+  bookable: Guest[];
+  // The search whose offers are shown, run again after a booking or a refresh.
+  search: StaySearch | null;
 };
+
+function guestLabel(guest: Guest): string {
+  return `${guest.firstName} ${guest.lastName}${guest.email === null ? "" : ` · ${guest.email}`}`;
+}
 
 class FrontDesk {
   private desk: Desk | null = null;
   private inboxTimer: ReturnType<typeof setInterval> | null = null;
   private inboxBusy = false;
+  // Counts searches, so that only the latest one's answer is shown.
+  private searches = 0;
 
   constructor(private readonly supabase: SupabaseClient, private readonly api: FrontDeskApi) {}
 
@@ -125,6 +188,11 @@ class FrontDesk {
     view.tenant.addEventListener("change", () => void this.guarded(() => this.chooseTenant(view.tenant.value)));
     view.property.addEventListener("change", () => void this.guarded(() => this.chooseProperty(view.property.value)));
     view.markAllRead.addEventListener("click", () => void this.guarded(() => this.markAllRead()));
+    view.searchForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      view.searchButton.disabled = true;
+      void this.guarded(() => this.search()).finally(() => (view.searchButton.disabled = false));
+    });
     // supabase-js tells of every change of session: a sign-in here or in another tab, a
     // refresh, a sign-out. Its calls must not be awaited inside its own callback.
     this.supabase.auth.onAuthStateChange((_event, session) => {
@@ -181,7 +249,7 @@ class FrontDesk {
     if (this.desk?.userId === session.user.id) return;
     this.desk = {
       userId: session.user.id, tenants: [], tenantId: null, properties: [], propertyId: null,
-      units: new Map(), guests: new Map(),
+      units: new Map(), guests: new Map(), bookable: [], search: null,
     };
     view.noTenantEmail.textContent = session.user.email ?? "your email address";
     await this.loadTenants();
@@ -203,6 +271,7 @@ class FrontDesk {
     if (desk.tenantId !== tenantId) {
       desk.units.clear();
       desk.guests.clear();
+      desk.bookable = [];
     }
     desk.tenantId = tenantId;
     if (tenantId === null) {
@@ -212,9 +281,18 @@ class FrontDesk {
       view.property.disabled = true;
       view.noProperty.hidden = true;
       view.lists.hidden = true;
+      view.search.hidden = true;
+      desk.search = null;
       return;
     }
-    desk.properties = await this.api.properties(tenantId);
+    const [properties, guests] = await Promise.all([this.api.properties(tenantId), this.api.guests(tenantId)]);
+    if (this.desk !== desk || desk.tenantId !== tenantId) return;
+    desk.properties = properties;
+    desk.bookable = guests;
+    for (const guest of guests) desk.guests.set(guest.id, guest);
+    fillSelect(view.bookGuest, guests, (guest) => guest.id, (guest) => guestLabel(guest), view.bookGuest.value || null);
+    view.bookGuest.disabled = guests.length === 0;
+    view.noGuests.hidden = guests.length > 0;
     fillSelect(view.property, desk.properties, (property) => property.id, (property) => property.name, desk.propertyId);
     view.property.disabled = desk.properties.length === 0;
     view.noProperty.hidden = desk.properties.length > 0;
@@ -225,9 +303,21 @@ class FrontDesk {
   private async chooseProperty(propertyId: string | null): Promise<void> {
     const desk = this.desk;
     if (desk === null) return;
+    if (desk.propertyId !== propertyId) {
+      // Another property: its own search, from its today (in its time zone) to the day after.
+      desk.search = null;
+      this.renderOffers(null);
+      const property = desk.properties.find((candidate) => candidate.id === propertyId);
+      if (property !== undefined) {
+        const today = dateIn(property.timezone, new Date());
+        view.searchArrival.value = today;
+        view.searchDeparture.value = nextDate(today);
+      }
+    }
     desk.propertyId = propertyId;
     view.lists.hidden = propertyId === null;
-    await Promise.all([this.loadStays(), this.pollInbox()]);
+    view.search.hidden = propertyId === null;
+    await Promise.all([this.loadStays(), this.pollInbox(), desk.search === null ? Promise.resolve() : this.runSearch(desk.search)]);
   }
 
   // The arrivals and the in-house list of the chosen property, with their guests and units.
@@ -311,6 +401,108 @@ class FrontDesk {
     await this.api.checkOut(tenantId, stay.id);
     showNotice(`${this.guestName(stay)} is checked out.`);
     await this.loadStays();
+  }
+
+  // The receptionist's search: the form's dates and party at the chosen property.
+  private async search(): Promise<void> {
+    const propertyId = this.desk?.propertyId;
+    if (!propertyId) return;
+    say(view.error, null);
+    await this.runSearch({
+      propertyId,
+      arrival: view.searchArrival.value,
+      departure: view.searchDeparture.value,
+      adults: view.searchAdults.valueAsNumber,
+      children: view.searchChildren.valueAsNumber,
+    });
+  }
+
+  private async runSearch(search: StaySearch): Promise<void> {
+    const desk = this.desk;
+    const tenantId = desk?.tenantId;
+    if (!desk || !tenantId) return;
+    const asked = ++this.searches;
+    const found = await this.api.availability(tenantId, search);
+    // A later search, or another tenant or property, has taken the screen meanwhile.
+    if (asked !== this.searches || this.desk !== desk || desk.tenantId !== tenantId || desk.propertyId !== search.propertyId) return;
+    desk.search = search;
+    this.renderOffers({ search, found });
+  }
+
+  private renderOffers(shown: { search: StaySearch; found: Availability } | null): void {
+    view.offers.hidden = shown === null;
+    if (shown === null) {
+      view.offersList.replaceChildren();
+      return;
+    }
+    const { search, found } = shown;
+    view.offersStay.textContent = `${found.arrival} → ${found.departure} · ${count(found.nights, "night", "nights")} · ` +
+      `${count(found.adults, "adult", "adults")}, ${count(found.children, "child", "children")}`;
+    view.offersList.replaceChildren(...found.roomTypes.map((offer) => this.offerItem(search, offer)));
+    view.offersEmpty.hidden = found.roomTypes.length > 0;
+  }
+
+  // A room type: the rooms left, and each plan that sells it with its total and a Book
+  // button, or what stops it.
+  private offerItem(search: StaySearch, offer: RoomTypeOffer): HTMLLIElement {
+    const item = make("li", null);
+    item.dataset.roomTypeId = offer.roomTypeId;
+    const about = make("div", "room-type");
+    about.append(
+      make("span", "guest", `${offer.name} (${offer.code})`),
+      make("span", "rooms-left", offer.available === 0 ? "No room left" : `${count(offer.available, "room", "rooms")} left`),
+    );
+    if (!offer.fitsParty) about.append(make("span", "details not-bookable", `Too many guests for it (at most ${offer.maxOccupancy})`));
+    const plans = make("ul", "plans");
+    plans.append(...offer.ratePlans.map((quote) => {
+      const line = make("li", null);
+      line.dataset.ratePlanId = quote.ratePlanId;
+      line.dataset.bookable = String(quote.bookable);
+      line.append(make("span", "plan", `${quote.name} (${quote.code})`));
+      if (!quote.bookable) {
+        line.append(make("span", "restrictions not-bookable", quote.restrictions.map(restrictionText).join("; ")));
+        return line;
+      }
+      line.append(
+        make("span", "total", money(quote.total, quote.currency)),
+        make("span", "details", quote.nights.map((night) => `${night.date} ${money(night.amount, quote.currency)}`).join(" · ")),
+      );
+      const button = make("button", null, "Book");
+      button.type = "button";
+      button.disabled = offer.available === 0 || !offer.fitsParty || this.desk?.bookable.length === 0;
+      button.addEventListener("click", () => {
+        button.disabled = true;
+        void this.guarded(() => this.book(search, offer, quote)).finally(() => (button.disabled = false));
+      });
+      line.append(button);
+      return line;
+    }));
+    if (offer.ratePlans.length === 0) plans.append(make("li", "details", "No rate plan sells it."));
+    item.append(about, plans);
+    return item;
+  }
+
+  // Books the offer for the guest chosen, at the plan's calendar price. Booked or refused,
+  // the search runs again: the rooms left are what the booking (or another desk) left.
+  private async book(search: StaySearch, offer: RoomTypeOffer, quote: RateQuote): Promise<void> {
+    const desk = this.desk;
+    const tenantId = desk?.tenantId;
+    if (!desk || !tenantId) return;
+    const guest = desk.bookable.find((candidate) => candidate.id === view.bookGuest.value);
+    if (guest === undefined) return showError("Choose the guest to book for.");
+    let booked: Reservation;
+    try {
+      booked = await this.api.book(tenantId, { ...search, roomTypeId: offer.roomTypeId, ratePlanId: quote.ratePlanId, guestId: guest.id });
+    } catch (error) {
+      showError(error);
+      await this.runSearch(search);
+      return;
+    }
+    showNotice(
+      `Booked ${booked.confirmationCode} for ${guest.firstName} ${guest.lastName}: ${offer.name}, ${quote.name}, ` +
+        `${booked.checkIn} → ${booked.checkOut}, ${money(booked.totalAmount, booked.currency)}.`,
+    );
+    await Promise.all([this.runSearch(search), this.loadStays()]);
   }
 
   private startInbox(): void {
