@@ -1,9 +1,10 @@
 -- Availability and the rate calendar read by index ranges that hold whatever the
 -- statistics say: the calendar's days as one key range, a room type's held stays as one
--- range of a new (tenant, type, check-in) index bounded by leakproof comparisons, each
--- plan quoted once per standard occupancy. One lock helper for a unit's calendar; the
--- rate plan read once by a priced reservation write; the workers read the rate calendar
--- of their job's tenant, as they read its plans.
+-- range of a new (tenant, type, check-in) index bounded by leakproof comparisons, the
+-- nights counted in one pass, each plan quoted once per standard occupancy, and null for
+-- a property the caller cannot see. One lock helper for a unit's calendar; the rate plan
+-- read once by a priced reservation write; the workers read the rate calendar of their
+-- job's tenant, as they read its plans.
 SET local check_function_bodies = off;
 
 CREATE OR REPLACE FUNCTION private.availability (
@@ -24,6 +25,9 @@ declare
   longest integer;
 begin
   select p.tenant_id into tenant from public.properties p where p.id = for_property;
+  if not found then
+    return null;
+  end if;
   -- No stay that meets the arrival checked in more than the tenant's longest stay before it.
   select coalesce(max(r.check_out - r.check_in), 0) into longest from public.reservations r where r.tenant_id = tenant;
   return (
@@ -54,12 +58,20 @@ begin
     union
     select b.unit_id from blocked b
   ),
-  left_per_night as (
-    select t.id as room_type_id,
-      (select count(*) from in_service u where u.room_type_id = t.id)
-      - (select count(*) from blocked b where b.room_type_id = t.id and b.nights @> n.night)
-      - (select count(*) from held h where h.room_type_id = t.id and h.stay @> n.night) as rooms
-    from types t cross join nights n
+  -- Per type, its rooms on its fullest night: units in service less those blocked and
+  -- the stays held that night, each counted in one pass.
+  taken as (
+    select h.room_type_id, n.night from held h join nights n on h.stay @> n.night
+    union all
+    select b.room_type_id, n.night from blocked b join nights n on b.nights @> n.night
+  ),
+  fullest as (
+    select f.room_type_id, max(f.taken) as taken
+    from (select taken.room_type_id, count(*) as taken from taken group by taken.room_type_id, taken.night) f
+    group by f.room_type_id
+  ),
+  rooms as (
+    select u.room_type_id, count(*) as units from in_service u group by u.room_type_id
   ),
   plans as materialized (
     select p.id, p.code, p.name, p.room_type_id from public.rate_plans p
@@ -81,7 +93,8 @@ begin
       'roomTypeId', t.id, 'code', t.code, 'name', t.name, 'maxOccupancy', t.max_occupancy,
       'fitsParty', adults + children <= t.max_occupancy and adults <= coalesce(t.max_adults, t.max_occupancy)
                    and children <= coalesce(t.max_children, t.max_occupancy - 1),
-      'available', (select greatest(0, coalesce(min(l.rooms), 0)) from left_per_night l where l.room_type_id = t.id),
+      'available', greatest(0, coalesce((select r.units from rooms r where r.room_type_id = t.id), 0)
+                                - coalesce((select f.taken from fullest f where f.room_type_id = t.id), 0)),
       'freeUnits', coalesce((
         select jsonb_agg(jsonb_build_object('unitId', u.id, 'name', u.name) order by u.name)
         from in_service u where u.room_type_id = t.id and u.id not in (select busy.id from busy)), '[]'),
@@ -96,7 +109,7 @@ begin
 end
 $function$;
 
-CREATE OR REPLACE FUNCTION private.lock_unit_calendar (
+CREATE OR REPLACE FUNCTION private.lock_unit_nights (
   tenant uuid,
   unit   uuid
 )
@@ -115,7 +128,7 @@ CREATE OR REPLACE FUNCTION private.lock_unit_calendar()
   SET search_path TO ''
   AS $function$
 begin
-  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
+  perform private.lock_unit_nights(new.tenant_id, new.unit_id);
   return new;
 end;
 $function$;
@@ -430,7 +443,7 @@ begin
     return new;
   end if;
 
-  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
+  perform private.lock_unit_nights(new.tenant_id, new.unit_id);
   -- Another block of the unit on these nights is told as such, before its nights are
   -- counted twice out of the type (unit_blocks_no_overlap holds it in any case).
   if exists (select from public.unit_blocks b
@@ -473,6 +486,6 @@ CREATE POLICY "background jobs read the job's rate plan days" ON "public"."rate_
   TO "background_worker"
   USING ((tenant_id = ( SELECT private.request_tenant_id() AS request_tenant_id)));
 
-COMMENT ON FUNCTION "private"."lock_unit_calendar"(uuid, uuid) IS 'Takes the lock of one unit''s calendar until the transaction ends: every write that puts a stay or a block on the unit''s nights takes it first.';
+COMMENT ON FUNCTION "private"."lock_unit_nights"(uuid, uuid) IS 'Takes the lock of one unit''s calendar until the transaction ends: every write that puts a stay or a block on the unit''s nights takes it first.';
 
 GRANT SELECT ON TABLE "public"."rate_plan_days" TO "background_worker";

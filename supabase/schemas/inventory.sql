@@ -234,7 +234,7 @@ begin
     return new;
   end if;
 
-  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
+  perform private.lock_unit_nights(new.tenant_id, new.unit_id);
   -- Another block of the unit on these nights is told as such, before its nights are
   -- counted twice out of the type (unit_blocks_no_overlap holds it in any case).
   if exists (select from public.unit_blocks b

@@ -215,7 +215,8 @@ create trigger rate_plan_day_before_write before insert or update on public.rate
 -- its held stays and blocks, on the fullest night), whether the party fits it, the units
 -- free on every night (to assign), and each active plan that sells the type with its
 -- quote (private.quote_stay) and whether it is bookable (no restriction refuses it).
--- Read as the caller, under the tables' policies.
+-- Read as the caller, under the tables' policies: null when the caller cannot see the
+-- property.
 --
 -- Every read names the property's tenant and is one range of an index led by it, bounded
 -- by comparisons Postgres may apply before the tables' policies (equality and dates, which
@@ -238,6 +239,9 @@ declare
   longest integer;
 begin
   select p.tenant_id into tenant from public.properties p where p.id = for_property;
+  if not found then
+    return null;
+  end if;
   -- No stay that meets the arrival checked in more than the tenant's longest stay before it.
   select coalesce(max(r.check_out - r.check_in), 0) into longest from public.reservations r where r.tenant_id = tenant;
   return (
@@ -268,12 +272,20 @@ begin
     union
     select b.unit_id from blocked b
   ),
-  left_per_night as (
-    select t.id as room_type_id,
-      (select count(*) from in_service u where u.room_type_id = t.id)
-      - (select count(*) from blocked b where b.room_type_id = t.id and b.nights @> n.night)
-      - (select count(*) from held h where h.room_type_id = t.id and h.stay @> n.night) as rooms
-    from types t cross join nights n
+  -- Per type, its rooms on its fullest night: units in service less those blocked and
+  -- the stays held that night, each counted in one pass.
+  taken as (
+    select h.room_type_id, n.night from held h join nights n on h.stay @> n.night
+    union all
+    select b.room_type_id, n.night from blocked b join nights n on b.nights @> n.night
+  ),
+  fullest as (
+    select f.room_type_id, max(f.taken) as taken
+    from (select taken.room_type_id, count(*) as taken from taken group by taken.room_type_id, taken.night) f
+    group by f.room_type_id
+  ),
+  rooms as (
+    select u.room_type_id, count(*) as units from in_service u group by u.room_type_id
   ),
   plans as materialized (
     select p.id, p.code, p.name, p.room_type_id from public.rate_plans p
@@ -295,7 +307,8 @@ begin
       'roomTypeId', t.id, 'code', t.code, 'name', t.name, 'maxOccupancy', t.max_occupancy,
       'fitsParty', adults + children <= t.max_occupancy and adults <= coalesce(t.max_adults, t.max_occupancy)
                    and children <= coalesce(t.max_children, t.max_occupancy - 1),
-      'available', (select greatest(0, coalesce(min(l.rooms), 0)) from left_per_night l where l.room_type_id = t.id),
+      'available', greatest(0, coalesce((select r.units from rooms r where r.room_type_id = t.id), 0)
+                                - coalesce((select f.taken from fullest f where f.room_type_id = t.id), 0)),
       'freeUnits', coalesce((
         select jsonb_agg(jsonb_build_object('unitId', u.id, 'name', u.name) order by u.name)
         from in_service u where u.room_type_id = t.id and u.id not in (select busy.id from busy)), '[]'),

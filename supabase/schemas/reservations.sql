@@ -398,7 +398,7 @@ create policy "managers delete reservations" on public.reservations
 -- connection a transaction pooler gives the transaction. Its keys are a class of its own
 -- (the bytes "PMS" and 1) and a hash of the tenant and the unit; two units sharing a
 -- hash only wait for each other now and then.
-create or replace function private.lock_unit_calendar(tenant uuid, unit uuid)
+create or replace function private.lock_unit_nights(tenant uuid, unit uuid)
 returns void
 language plpgsql
 set search_path = ''
@@ -408,7 +408,7 @@ begin
 end;
 $$;
 
-comment on function private.lock_unit_calendar(uuid, uuid) is
+comment on function private.lock_unit_nights(uuid, uuid) is
   'Takes the lock of one unit''s calendar until the transaction ends: every write that puts a stay or a block on the unit''s nights takes it first.';
 
 create or replace function private.lock_unit_calendar()
@@ -417,7 +417,7 @@ language plpgsql
 set search_path = ''
 as $$
 begin
-  perform private.lock_unit_calendar(new.tenant_id, new.unit_id);
+  perform private.lock_unit_nights(new.tenant_id, new.unit_id);
   return new;
 end;
 $$;

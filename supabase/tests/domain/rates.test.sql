@@ -2,7 +2,7 @@
 -- reservations priced from it night by night unless their writer gave a total.
 begin;
 \ir ../helpers/setup.psql
-select plan(22);
+select plan(27);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -88,6 +88,34 @@ select lives_ok(format('insert into public.reservations (property_id, rate_plan_
   'a booking with its own total is kept as given');
 select is((select total_amount from public.reservations where check_in = '2035-06-11' and rate_plan_id = :'flex'), 100::bigint,
   'with the total the writer gave');
+
+-- Availability: per room type the rooms left on its fullest night, the units free on
+-- every night, the plans that sell it; nothing of a property the caller cannot see.
+select tests.act_as_operator();
+create temp table beta as select tests.make_tenant('Beta') as fx;
+grant select on beta to public;
+select tests.act_as('Alpha_owner', tests.fx('tenants'));
+insert into public.units (property_id, name, capacity, room_type_id) values (tests.fx('properties'), 'D2', 3, :'dbl') returning id as d2 \gset
+create function pg_temp.double_in(arrival date, departure date) returns jsonb language sql as $$
+  select t from jsonb_array_elements(private.availability(tests.fx('properties'), arrival, departure, 2, 0) -> 'roomTypes') t
+  where t ->> 'code' = 'DBL' $$;
+select results_eq($$select (d ->> 'available')::int, d -> 'freeUnits' @> '[{"name": "D1"}, {"name": "D2"}]', jsonb_array_length(d -> 'ratePlans')
+                    from pg_temp.double_in('2035-07-06', '2035-07-09') d$$,
+  $$values (2, true, 3)$$, 'an empty double: both rooms left, both units free, each plan that sells it quoted (BAR, FLEX, PREPAID)');
+insert into public.reservations (property_id, room_type_id, guest_id, check_in, check_out, total_amount)
+values (tests.fx('properties'), :'dbl', tests.fx('guests'), '2035-07-07', '2035-07-08', 10000);
+select is((pg_temp.double_in('2035-07-06', '2035-07-09') ->> 'available')::int, 1,
+  'a stay without a unit takes a room on its night, and the fullest night counts');
+insert into public.unit_blocks (unit_id, starts_on, ends_on, reason) values (:'d2', '2035-07-08', '2035-07-10', 'Repainting');
+select results_eq($$select (d ->> 'available')::int, d -> 'freeUnits' from pg_temp.double_in('2035-07-06', '2035-07-09') d$$,
+  $$values (1, '[{"name": "D1", "unitId": "$$ || (select id from public.units where name = 'D1' and room_type_id = :'dbl') || $$"}]'::jsonb)$$,
+  'a blocked unit is not free, and counts out of its type on its nights');
+insert into public.reservations (property_id, room_type_id, guest_id, check_in, check_out, total_amount)
+values (tests.fx('properties'), :'dbl', tests.fx('guests'), '2035-07-08', '2035-07-09', 10000);
+select is((pg_temp.double_in('2035-07-06', '2035-07-09') ->> 'available')::int, 0,
+  'a night with one unit blocked and one stay held leaves no room');
+select is(private.availability((select (fx ->> 'properties')::uuid from beta), '2035-07-06', '2035-07-09', 2, 0), null,
+  'another tenant''s property has no availability to read');
 
 select * from finish();
 rollback;
