@@ -31,23 +31,50 @@ export async function readRateCalendar(db: Reads, ratePlanId: string, from: stri
   return { ratePlanId: plan.id, currency: plan.currency, days: rows };
 }
 
-// Each change sets its values on the chosen days of its range, in one statement; days
-// left with no value of their own are then removed, the plan's defaults again. The
-// policies let owners and admins write; another tenant's plan is refused by the days'
-// foreign key.
-export async function writeRateCalendar(db: Transaction<DB>, changes: z.output<typeof rateCalendarChange>[]) {
-  let days = 0;
+type Change = z.output<typeof rateCalendarChange>;
+
+// Changes that set the same fields, each on a plan and range none of the others touches,
+// can be written by one statement in any order; the changes are taken in order, in runs of
+// such changes.
+function runsOfChanges(changes: Change[]): Change[][] {
+  const fieldsOf = (change: Change) => calendarFields.filter((field) => change[field] !== undefined).join(",");
+  const meets = (a: Change, b: Change) => a.ratePlanId === b.ratePlanId && a.from <= b.to && b.from <= a.to;
+  const runs: Change[][] = [];
   for (const change of changes) {
-    const given = calendarFields.filter((field) => change[field] !== undefined).map((field) => ({ field, ...columns[field] }));
-    const isoDays = (change.weekdays ?? weekdays).map((day) => weekdays.indexOf(day) + 1);
+    const run = runs.at(-1);
+    if (run && fieldsOf(run[0]!) === fieldsOf(change) && !run.some((earlier) => meets(earlier, change))) run.push(change);
+    else runs.push([change]);
+  }
+  return runs;
+}
+
+// Each run of changes sets its values on the chosen days of its ranges, in one statement;
+// days left with no value of their own are then removed, the plan's defaults again. The
+// policies let owners and admins write; another tenant's plan is refused by the days'
+// foreign key. The tenant is the request's, read once for the statement rather than by
+// the column's default for every day.
+export async function writeRateCalendar(db: Transaction<DB>, changes: Change[]) {
+  let days = 0;
+  for (const run of runsOfChanges(changes)) {
+    const given = calendarFields.filter((field) => run[0]![field] !== undefined).map((field) => ({ field, ...columns[field] }));
+    const rows = run.map((change) => ({
+      plan: change.ratePlanId, from: change.from, to: change.to,
+      isodays: (change.weekdays ?? weekdays).map((day) => weekdays.indexOf(day) + 1),
+      ...Object.fromEntries(given.map(({ field, column }) => [column, change[field] ?? null])),
+    }));
     const names = sql.join(given.map(({ column }) => sql.ref(column)));
-    const values = sql.join(given.map(({ field, type }) => sql`${change[field] ?? null}::${sql.raw(type)}`));
+    const values = sql.join(given.map(({ column }) => sql`c.${sql.ref(column)}`));
+    const shape = sql.join([
+      sql`plan uuid, "from" date, "to" date, isodays integer[]`,
+      ...given.map(({ column, type }) => sql`${sql.ref(column)} ${sql.raw(type)}`),
+    ]);
     const updates = sql.join(given.map(({ column }) => sql`${sql.ref(column)} = excluded.${sql.ref(column)}`));
     const written = await sql`
-      insert into public.rate_plan_days (rate_plan_id, day, ${names})
-      select ${change.ratePlanId}::uuid, d::date, ${values}
-      from generate_series(${change.from}::date, ${change.to}::date, interval '1 day') d
-      where extract(isodow from d)::integer = any(${isoDays}::integer[])
+      insert into public.rate_plan_days (tenant_id, rate_plan_id, day, ${names})
+      select (select private.request_tenant_id()), c.plan, d::date, ${values}
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as c(${shape})
+      cross join generate_series(c."from", c."to", interval '1 day') d
+      where extract(isodow from d)::integer = any(c.isodays)
       on conflict on constraint rate_plan_days_pkey do update set ${updates}`.execute(db);
     days += Number(written.numAffectedRows ?? 0n);
   }

@@ -1,11 +1,16 @@
 -- Availability and the rate calendar read by index ranges that hold whatever the
 -- statistics say: the calendar's days as one key range, a room type's held stays as one
 -- range of a new (tenant, type, check-in) index bounded by leakproof comparisons, the
--- nights counted in one pass, each plan quoted once per standard occupancy, and null for
--- a property the caller cannot see. One lock helper for a unit's calendar; the rate plan
--- read once by a priced reservation write; the workers read the rate calendar of their
--- job's tenant, as they read its plans.
+-- nights counted in one pass, each plan quoted once per standard occupancy in one pass
+-- over its calendar, and null for a property the caller cannot see. A derived plan's
+-- days are checked for prices once a statement, not once a day. One lock helper for a
+-- unit's calendar; the rate plan read once by a priced reservation write; the workers
+-- read the rate calendar of their job's tenant, as they read its plans.
 SET local check_function_bodies = off;
+
+DROP TRIGGER "rate_plan_day_before_write" ON "public"."rate_plan_days";
+
+DROP FUNCTION "private"."rate_plan_day_before_write"();
 
 CREATE OR REPLACE FUNCTION private.availability (
   for_property uuid,
@@ -133,6 +138,76 @@ begin
 end;
 $function$;
 
+CREATE OR REPLACE FUNCTION private.quote_stay (
+  plan      uuid,
+  room_type uuid,
+  arrival   date,
+  departure date,
+  adults    integer,
+  children  integer
+)
+  RETURNS jsonb
+  LANGUAGE plpgsql
+  STABLE
+  SET search_path TO ''
+  AS $function$
+declare
+  rate_plan record;
+  standard integer;
+  extra_adults integer;
+  extra_children integer;
+  day record;
+  amount bigint;
+  total bigint := 0;
+  nights jsonb := '[]';
+  -- Each kind of restriction in the order they are told.
+  inactive jsonb := '[]';
+  closed jsonb := '[]';
+  on_arrival jsonb := '[]';
+  on_departure jsonb := '[]';
+  stay_length jsonb := '[]';
+begin
+  select p.id, p.currency, p.active into rate_plan from public.rate_plans p where p.id = plan;
+  if not found then
+    return null;
+  end if;
+  if not rate_plan.active then
+    inactive := jsonb_build_array(jsonb_build_object('code', 'inactive'));
+  end if;
+  standard := coalesce((select rt.standard_occupancy from public.room_types rt where rt.id = room_type), adults + children);
+  extra_adults := greatest(0, adults - standard);
+  extra_children := greatest(0, children - greatest(0, standard - adults));
+  -- One pass over the calendar, arrival to departure: each night's amount, and what the
+  -- nights, the arrival day and the departure day refuse.
+  for day in select c.* from private.rate_plan_calendar(plan, arrival, departure) c loop
+    if day.day < departure then
+      amount := day.price + extra_adults * day.extra_adult_price + extra_children * day.extra_child_price;
+      total := total + amount;
+      nights := nights || jsonb_build_object('date', day.day, 'amount', amount);
+      if day.closed then
+        closed := closed || jsonb_build_object('code', 'closed', 'date', day.day);
+      end if;
+    end if;
+    if day.day = arrival then
+      if day.closed_to_arrival then
+        on_arrival := jsonb_build_array(jsonb_build_object('code', 'closed_to_arrival', 'date', day.day));
+      end if;
+      if departure - arrival < day.min_stay then
+        stay_length := stay_length || jsonb_build_object('code', 'min_stay', 'date', day.day, 'minStay', day.min_stay);
+      end if;
+      if departure - arrival > day.max_stay then
+        stay_length := stay_length || jsonb_build_object('code', 'max_stay', 'date', day.day, 'maxStay', day.max_stay);
+      end if;
+    elsif day.day = departure and day.closed_to_departure then
+      on_departure := jsonb_build_array(jsonb_build_object('code', 'closed_to_departure', 'date', day.day));
+    end if;
+  end loop;
+  return jsonb_build_object(
+    'ratePlanId', rate_plan.id, 'currency', rate_plan.currency, 'total', total, 'nights', nights,
+    'restrictions', inactive || closed || on_arrival || on_departure || stay_length);
+end
+$function$;
+
 CREATE OR REPLACE FUNCTION private.rate_plan_calendar (
   plan      uuid,
   first_day date,
@@ -191,6 +266,23 @@ begin
   left join own o on o.day = d.day::date
   left join base bo on bo.day = d.day::date
   order by d.day;
+end
+$function$;
+
+CREATE OR REPLACE FUNCTION private.rate_plan_days_derived_without_prices()
+  RETURNS TRIGGER
+  LANGUAGE plpgsql
+  SET search_path TO ''
+  AS $function$
+begin
+  if exists (
+      select from written w
+      join public.rate_plans p on p.tenant_id = w.tenant_id and p.id = w.rate_plan_id
+      where p.derived_from_id is not null and num_nonnulls(w.price, w.extra_adult_price, w.extra_child_price) > 0) then
+    raise exception 'a derived plan takes its prices from its base plan; set them there'
+      using errcode = '23514', constraint = 'rate_plan_days_derived_without_prices';
+  end if;
+  return null;
 end
 $function$;
 
@@ -480,6 +572,16 @@ $function$;
 
 CREATE INDEX reservations_tenant_room_type_check_in_idx ON public.reservations USING btree (tenant_id, room_type_id, check_in) INCLUDE (check_out, unit_id)
   WHERE (status = ANY (ARRAY['pending'::text, 'confirmed'::text, 'checked_in'::text]));
+
+CREATE TRIGGER rate_plan_days_inserted_derived_without_prices
+  AFTER INSERT ON public.rate_plan_days REFERENCING NEW TABLE AS written
+  FOR EACH STATEMENT
+  EXECUTE FUNCTION private.rate_plan_days_derived_without_prices();
+
+CREATE TRIGGER rate_plan_days_updated_derived_without_prices
+  AFTER UPDATE ON public.rate_plan_days REFERENCING NEW TABLE AS written
+  FOR EACH STATEMENT
+  EXECUTE FUNCTION private.rate_plan_days_derived_without_prices();
 
 CREATE POLICY "background jobs read the job's rate plan days" ON "public"."rate_plan_days"
   FOR SELECT

@@ -144,71 +144,90 @@ language plpgsql
 stable
 set search_path = ''
 as $$
+declare
+  rate_plan record;
+  standard integer;
+  extra_adults integer;
+  extra_children integer;
+  day record;
+  amount bigint;
+  total bigint := 0;
+  nights jsonb := '[]';
+  -- Each kind of restriction in the order they are told.
+  inactive jsonb := '[]';
+  closed jsonb := '[]';
+  on_arrival jsonb := '[]';
+  on_departure jsonb := '[]';
+  stay_length jsonb := '[]';
 begin
-  return (
-  with rate_plan as (
-    select p.id, p.currency, p.active from public.rate_plans p where p.id = plan
-  ),
-  party as (
-    select greatest(0, adults - s.standard) as extra_adults,
-           greatest(0, children - greatest(0, s.standard - adults)) as extra_children
-    from (select coalesce((select rt.standard_occupancy from public.room_types rt where rt.id = room_type), adults + children) as standard) s
-  ),
-  calendar as (
-    select c.* from private.rate_plan_calendar(plan, arrival, departure) c
-  ),
-  nights as (
-    select c.day, c.price + party.extra_adults * c.extra_adult_price + party.extra_children * c.extra_child_price as amount
-    from calendar c cross join party
-    where c.day < departure
-  ),
-  restrictions as (
-    select 1 as ord, null::date as day, jsonb_build_object('code', 'inactive') as restriction
-    from rate_plan where not rate_plan.active
-    union all
-    select 2, c.day, jsonb_build_object('code', 'closed', 'date', c.day) from calendar c where c.day < departure and c.closed
-    union all
-    select 3, c.day, jsonb_build_object('code', 'closed_to_arrival', 'date', c.day)
-    from calendar c where c.day = arrival and c.closed_to_arrival
-    union all
-    select 4, c.day, jsonb_build_object('code', 'closed_to_departure', 'date', c.day)
-    from calendar c where c.day = departure and c.closed_to_departure
-    union all
-    select 5, c.day, jsonb_build_object('code', 'min_stay', 'date', c.day, 'minStay', c.min_stay)
-    from calendar c where c.day = arrival and departure - arrival < c.min_stay
-    union all
-    select 6, c.day, jsonb_build_object('code', 'max_stay', 'date', c.day, 'maxStay', c.max_stay)
-    from calendar c where c.day = arrival and departure - arrival > c.max_stay
-  )
-  select jsonb_build_object(
-    'ratePlanId', rate_plan.id,
-    'currency', rate_plan.currency,
-    'total', (select coalesce(sum(n.amount), 0) from nights n),
-    'nights', (select coalesce(jsonb_agg(jsonb_build_object('date', n.day, 'amount', n.amount) order by n.day), '[]') from nights n),
-    'restrictions', (select coalesce(jsonb_agg(r.restriction order by r.ord, r.day), '[]') from restrictions r)
-  )
-  from rate_plan);
+  select p.id, p.currency, p.active into rate_plan from public.rate_plans p where p.id = plan;
+  if not found then
+    return null;
+  end if;
+  if not rate_plan.active then
+    inactive := jsonb_build_array(jsonb_build_object('code', 'inactive'));
+  end if;
+  standard := coalesce((select rt.standard_occupancy from public.room_types rt where rt.id = room_type), adults + children);
+  extra_adults := greatest(0, adults - standard);
+  extra_children := greatest(0, children - greatest(0, standard - adults));
+  -- One pass over the calendar, arrival to departure: each night's amount, and what the
+  -- nights, the arrival day and the departure day refuse.
+  for day in select c.* from private.rate_plan_calendar(plan, arrival, departure) c loop
+    if day.day < departure then
+      amount := day.price + extra_adults * day.extra_adult_price + extra_children * day.extra_child_price;
+      total := total + amount;
+      nights := nights || jsonb_build_object('date', day.day, 'amount', amount);
+      if day.closed then
+        closed := closed || jsonb_build_object('code', 'closed', 'date', day.day);
+      end if;
+    end if;
+    if day.day = arrival then
+      if day.closed_to_arrival then
+        on_arrival := jsonb_build_array(jsonb_build_object('code', 'closed_to_arrival', 'date', day.day));
+      end if;
+      if departure - arrival < day.min_stay then
+        stay_length := stay_length || jsonb_build_object('code', 'min_stay', 'date', day.day, 'minStay', day.min_stay);
+      end if;
+      if departure - arrival > day.max_stay then
+        stay_length := stay_length || jsonb_build_object('code', 'max_stay', 'date', day.day, 'maxStay', day.max_stay);
+      end if;
+    elsif day.day = departure and day.closed_to_departure then
+      on_departure := jsonb_build_array(jsonb_build_object('code', 'closed_to_departure', 'date', day.day));
+    end if;
+  end loop;
+  return jsonb_build_object(
+    'ratePlanId', rate_plan.id, 'currency', rate_plan.currency, 'total', total, 'nights', nights,
+    'restrictions', inactive || closed || on_arrival || on_departure || stay_length);
 end
 $$;
 
--- A derived plan's prices are its base plan's: its days set restrictions only.
-create or replace function private.rate_plan_day_before_write()
+-- A derived plan's prices are its base plan's: its days set restrictions only. Checked
+-- once a statement over the rows it wrote, so that a bulk update of a year of many plans
+-- looks up their plans once, not once a day.
+create or replace function private.rate_plan_days_derived_without_prices()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
-  if num_nonnulls(new.price, new.extra_adult_price, new.extra_child_price) > 0 and exists (
-      select from public.rate_plans p where p.tenant_id = new.tenant_id and p.id = new.rate_plan_id and p.derived_from_id is not null) then
+  if exists (
+      select from written w
+      join public.rate_plans p on p.tenant_id = w.tenant_id and p.id = w.rate_plan_id
+      where p.derived_from_id is not null and num_nonnulls(w.price, w.extra_adult_price, w.extra_child_price) > 0) then
     raise exception 'a derived plan takes its prices from its base plan; set them there'
       using errcode = '23514', constraint = 'rate_plan_days_derived_without_prices';
   end if;
-  return new;
+  return null;
 end
 $$;
 
-create trigger rate_plan_day_before_write before insert or update on public.rate_plan_days
-  for each row execute function private.rate_plan_day_before_write();
+-- A trigger with a transition table takes one event.
+create trigger rate_plan_days_inserted_derived_without_prices after insert on public.rate_plan_days
+  referencing new table as written
+  for each statement execute function private.rate_plan_days_derived_without_prices();
+create trigger rate_plan_days_updated_derived_without_prices after update on public.rate_plan_days
+  referencing new table as written
+  for each statement execute function private.rate_plan_days_derived_without_prices();
 
 -- What a property can sell from arrival to departure for a party: per active room type,
 -- how many more stays it holds on every night (`available`, its units in service less

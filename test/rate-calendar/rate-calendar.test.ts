@@ -46,6 +46,28 @@ Deno.test("a weekend rate and a closed-to-arrival day set in one request read ba
     assert.deepEqual([reset.minStay, reset.closedToArrival], [1, false]);
   }));
 
+Deno.test("a request's changes apply in order: of several plans at once, and a later change of the same days wins", () =>
+  withFixture(async ({ tenant }) => {
+    const { ownerClient: api } = await tenant("rate-calendar-order");
+    const property = await createProperty(api);
+    const first = await createRatePlan(api, property.id, { nightlyPrice: 10000, minStay: 1 });
+    const second = await createRatePlan(api, property.id, { nightlyPrice: 20000, minStay: 1 });
+    const written = await expectStatus<{ days: number }>("PATCH", CHANGES, await api.patch("/rate-calendar", {
+      changes: [
+        { ratePlanId: first.id, from: "2027-09-01", to: "2027-09-04", price: 11000 },
+        { ratePlanId: second.id, from: "2027-09-01", to: "2027-09-04", price: 21000 },
+        { ratePlanId: first.id, from: "2027-09-03", to: "2027-09-05", price: 13000 },
+        { ratePlanId: second.id, from: "2027-09-02", to: "2027-09-02", price: null },
+      ],
+    }), 200);
+    assert.equal(written.days, 4 + 4 + 3 + 1, "each change counts the days it set");
+    const prices = async (planId: string) =>
+      (await expectStatus<Calendar>("GET", CALENDAR, await api.get(`/rate-plans/${planId}/calendar?from=2027-09-01&to=2027-09-05`), 200))
+        .days.map((day) => day.price);
+    assert.deepEqual(await prices(first.id), [11000, 11000, 13000, 13000, 13000], "the later change wins the days both set");
+    assert.deepEqual(await prices(second.id), [21000, 20000, 21000, 21000, 20000], "null takes a day back to the default");
+  }));
+
 Deno.test("a derived plan follows its base plan's calendar and sets no price of its own", () =>
   withFixture(async ({ tenant }) => {
     const { ownerClient: api } = await tenant("derived-plan");
