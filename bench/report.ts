@@ -13,13 +13,14 @@ import type { BesideDrain, PipelineBeside, PipelineResult } from "./pipeline.ts"
 import type { WebhooksResult } from "./webhooks.ts";
 import type { RuntimeUse } from "./drain.ts";
 import { CONCURRENCIES, type ReadRoute, readRoutes } from "./reads.ts";
+import { listKeptItsPlan, type SellingResult } from "./selling.ts";
 import type { WriteResults } from "./writes.ts";
 import type { LoadResult } from "./wrk.ts";
 
 // The parts a run can be limited to (bench/run.ts --only), in the order they run.
 // `reads` is items 1 and 2, `scale` item 5.
 export const PARTS = [
-  "scale", "reads", "direct-and-pooled", "limiter", "writes", "pipeline", "webhooks", "large-tenant", "latency",
+  "scale", "reads", "direct-and-pooled", "limiter", "writes", "pipeline", "webhooks", "large-tenant", "selling", "latency",
 ] as const;
 export type Part = (typeof PARTS)[number];
 
@@ -52,6 +53,9 @@ export type Measurements = {
   // Item 9: filtered lists of a tenant with 100,000 reservations beside the read tenant's,
   // and what their total costs.
   largeTenant?: LargeTenantResult;
+  // Item 11: selling by date on the large tenant: plans without fresh statistics,
+  // availability beside a read by id, a bulk calendar update beside one write, the race.
+  selling?: SellingResult;
   // Item 10: from a check-in's commit to the provider, on the workers' deployed schedule.
   notificationLatency?: NotificationLatencyResult;
 };
@@ -99,6 +103,12 @@ export type Report = RunInfo & {
     largeOverSmall?: Record<MeasuredCount, Record<LargeTenantRoute, number>>;
     // The share of the large tenant's list statement the count takes, per route (EXPLAIN ANALYZE).
     countShare?: Record<LargeTenantRoute, number>;
+    // Selling by date: each query's time before ANALYZE over after it; availability's p50
+    // over a read by id's and its own p99 over its p50; the bulk calendar update over one write.
+    staleOverFresh?: { list: number; availability: number };
+    availabilityOverReadById?: number;
+    availabilityTail?: number;
+    bulkCalendarOverSingleWrite?: number;
   };
   targets: Target[];
   measurements: Measurements;
@@ -135,7 +145,7 @@ function drainRate(drains: BesideDrain[]): number {
 }
 
 export function buildReport(info: RunInfo, measurements: Measurements, durationSeconds: number): Report {
-  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, notificationLatency } =
+  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, selling, notificationLatency } =
     measurements;
   const ratios: Report["ratios"] = {};
   if (reads) {
@@ -172,6 +182,16 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     ratios.largeOverSmall = each(measuredCounts, (count) =>
       each(largeTenantRoutes, (route) => largeTenant.routes[route].byCount[count].meanRatio));
     ratios.countShare = each(largeTenantRoutes, (route) => largeTenant.count[route].share.statement);
+  }
+  if (selling) {
+    const { stale, fresh } = selling.statistics;
+    ratios.staleOverFresh = {
+      list: stale.list.medianMs / fresh.list.medianMs,
+      availability: stale.availability.medianMs / fresh.availability.medianMs,
+    };
+    ratios.availabilityOverReadById = selling.availability.p50Ms / selling.readById.p50Ms;
+    ratios.availabilityTail = selling.availability.p99Ms / selling.availability.p50Ms;
+    ratios.bulkCalendarOverSingleWrite = selling.bulkCalendar.medianMs / selling.singleWrite.medianMs;
   }
 
   const worst = (values: number[], pick: "min" | "max") => pick === "min" ? Math.min(...values) : Math.max(...values);
@@ -221,6 +241,29 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
       });
     }
   }
+  if (selling) {
+    const stale = Math.max(ratios.staleOverFresh!.list, ratios.staleOverFresh!.availability);
+    targets.push({
+      name: "Plans without fresh statistics: the large tenant's March list and availability, before ANALYZE over after (worse); " +
+        `the list's plan ${listKeptItsPlan(selling.statistics) ? "the same" : "**changed**"}`,
+      measured: stale, unit: "×", goal: "≤ 1.5, the same plan", met: stale <= 1.5 && listKeptItsPlan(selling.statistics),
+    });
+    targets.push({
+      name: `Availability, 100 units, 10 room types, 5 plans, 14 nights: p50 over a read by id's, at ${selling.connections} connections`,
+      measured: ratios.availabilityOverReadById!, unit: "×", goal: "≤ 3", met: ratios.availabilityOverReadById! <= 3,
+    });
+    targets.push({
+      name: "Availability: p99 over its p50", measured: ratios.availabilityTail!, unit: "×", goal: "≤ 3", met: ratios.availabilityTail! <= 3,
+    });
+    targets.push({
+      name: "Bulk calendar update, 365 days × 10 plans, over one reservation write (medians)",
+      measured: ratios.bulkCalendarOverSingleWrite!, unit: "×", goal: "≤ 3", met: ratios.bulkCalendarOverSingleWrite! <= 3,
+    });
+    targets.push({
+      name: `Booking race under load: stays stored of ${selling.race.bookings} bookings of the last room`,
+      measured: selling.race.stored, unit: "", goal: "= 1", met: selling.race.stored === 1 && selling.race.other === 0,
+    });
+  }
   if (notificationLatency) {
     // NaN (nothing delivered on a channel) is not below any goal.
     const p99 = worst(providerChannels.map((channel) => notificationLatency.byChannel[channel].fromTransaction.p99Ms), "max") / 1000;
@@ -243,6 +286,7 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
         largeTenant.count[route].pgbench.withCount, largeTenant.count[route].pgbench.withoutCount,
       ])
       : []) +
+    sumErrors(selling ? [...selling.runs.map((run) => run.result), selling.race.underLoad] : []) +
     (notificationLatency?.errors ?? 0);
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
 }
@@ -302,7 +346,7 @@ const channelLabels: Record<Channel, string> = {
 };
 
 export function markdown(report: Report): string {
-  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, notificationLatency } =
+  const { reads, directAndPooled, scale, writes, pipeline, pipelineBeside, webhooks, limiter, largeTenant, selling, notificationLatency } =
     report.measurements;
   const { ratios } = report;
   const lines: string[] = [];
@@ -468,6 +512,7 @@ export function markdown(report: Report): string {
     );
   }
   if (largeTenant) lines.push(...largeTenantSection(largeTenant));
+  if (selling) lines.push(...sellingSection(selling));
   if (notificationLatency) lines.push(...latencySection(notificationLatency));
   lines.push(
     "",
@@ -525,6 +570,48 @@ function largeTenantSection(large: LargeTenantResult): string[] {
     lines.push(`- ${c.label}, with the count: ${c.outline.withCount}; without: ${c.outline.withoutCount}`);
   }
   return lines;
+}
+
+function sellingSection(selling: SellingResult): string[] {
+  const { stale, fresh } = selling.statistics;
+  const row = (label: string, result: LoadResult) =>
+    `| ${label} | ${fixed(result.requestsPerSecond)} | ${fixed(result.p50Ms, 1)} | ${fixed(result.p99Ms, 1)} | ${result.errors} |`;
+  return [
+    "",
+    `**Selling by date** (the large tenant's first property: 100 units of 10 room types, 5 rate plans with their own days, ` +
+      "four years of stays)",
+    "",
+    "Plans without fresh statistics: right after the bulk load, before ANALYZE, and after it (EXPLAIN ANALYZE under the request's " +
+      `context, the median of ${fresh.list.runsMs.length} runs):`,
+    "",
+    "| query | before ANALYZE ms | after ms | before / after |",
+    "|---|--:|--:|--:|",
+    `| GET /v1/reservations?from=2026-03-01&to=2026-04-01 (large tenant) | ${fixed(stale.list.medianMs, 2)} | ${fixed(fresh.list.medianMs, 2)} | ` +
+    `${fixed(stale.list.medianMs / fresh.list.medianMs, 2)} |`,
+    `| availability, 14 nights, 2 adults | ${fixed(stale.availability.medianMs, 2)} | ${fixed(fresh.availability.medianMs, 2)} | ` +
+    `${fixed(stale.availability.medianMs / fresh.availability.medianMs, 2)} |`,
+    "",
+    `- the list before ANALYZE: ${stale.list.outline}`,
+    `- after: ${fresh.list.outline}`,
+    `- the same plan node by node: ${listKeptItsPlan(selling.statistics) ? "yes" : "**no**"}`,
+    "",
+    `Availability beside a read by id (${selling.connections} connections; availability, by id, by id, availability, each side's two runs ` +
+      "taken together):",
+    "",
+    "| route | req/s | p50 ms | p99 ms | errors |",
+    "|---|--:|--:|--:|--:|",
+    row("GET /v1/availability (14 nights, 2 adults)", selling.availability),
+    row("GET /v1/reservations/{id}", selling.readById),
+    "",
+    `A bulk calendar update (PATCH /v1/rate-calendar, ${selling.bulkCalendar.days} days × ${selling.bulkCalendar.plans} plans) took ` +
+      `${fixed(selling.bulkCalendar.medianMs, 1)} ms (median of ${selling.bulkCalendar.runsMs.length}), one reservation written ` +
+      `(POST /v1/reservations, booked by room type and priced) ${fixed(selling.singleWrite.medianMs, 1)} ms, in turns.`,
+    "",
+    `The booking race under load: ${selling.race.bookings} bookings at once of a room type's last room while availability was loaded: ` +
+      `${selling.race.stored} stored, ${selling.race.refused} refused \`no-availability\`, ${selling.race.other} otherwise, in ` +
+      `${fixed(selling.race.ms)} ms; availability beside it ${fixed(selling.race.underLoad.requestsPerSecond)} req/s, p50 ` +
+      `${fixed(selling.race.underLoad.p50Ms, 1)} ms, p99 ${fixed(selling.race.underLoad.p99Ms, 1)} ms.`,
+  ];
 }
 
 function latencySection(latency: NotificationLatencyResult): string[] {

@@ -40,18 +40,46 @@ select t.tenant_id, ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.d
        'b0e00000-0000-4000-8000-000000000001'
 from bench_large_tenant t, generate_series(1, :properties) p;
 
--- One room type a property (ROOM-4, as its units would join without one).
+-- Ten room types a property, k = 1..10 (ROOM-1 .. ROOM-10, each for two with up to four):
+-- the shape of a hotel the availability part asks about (bench/selling.ts).
 insert into public.room_types (tenant_id, id, property_id, code, name, standard_occupancy, max_occupancy, created_by)
-select t.tenant_id, ('b8e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
-       ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid, 'ROOM-4', 'Room for 4', 2, 4,
+select t.tenant_id, ('b8e' || lpad(((p - 1) * 10 + k)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid, 'ROOM-' || k, 'Room type ' || k, 2, 4,
        'b0e00000-0000-4000-8000-000000000001'
-from bench_large_tenant t, generate_series(1, :properties) p;
+from bench_large_tenant t, generate_series(1, :properties) p, generate_series(1, 10) k;
 
--- Unit u belongs to property 1 + (u - 1) % :properties.
+-- Five rate plans a property, j = 1..5: BAR for every type, NREF ten percent off BAR,
+-- BB and LONG (seven nights at least) for every type, SUITE for room type 10 alone.
+-- Each plan but the derived one has its own days for 2026 and 2027: Fridays and
+-- Saturdays dearer, BB closed to arrival on Sundays.
+insert into public.rate_plans (tenant_id, id, property_id, name, code, currency, nightly_price, min_stay, room_type_id,
+                               extra_adult_price, extra_child_price, derived_from_id, derived_percent, created_by)
+select t.tenant_id, ('b9e' || lpad(((p - 1) * 5 + j)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b2e' || lpad(p::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       (array['Best available', 'Non-refundable', 'Bed and breakfast', 'Long stay', 'Suite'])[j],
+       (array['BAR', 'NREF', 'BB', 'LONG', 'SUITE'])[j], 'EUR',
+       (array[12000, 12000, 15000, 10000, 30000])[j], case when j = 4 then 7 else 1 end,
+       case when j = 5 then ('b8e' || lpad(((p - 1) * 10 + 10)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid end,
+       2500, 1500,
+       case when j = 2 then ('b9e' || lpad(((p - 1) * 5 + 1)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid end,
+       case when j = 2 then -10 end,
+       'b0e00000-0000-4000-8000-000000000001'
+from bench_large_tenant t, generate_series(1, :properties) p, generate_series(1, 5) j;
+
+insert into public.rate_plan_days (tenant_id, rate_plan_id, day, price, closed_to_arrival)
+select t.tenant_id, ('b9e' || lpad(((p - 1) * 5 + j)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid, d::date,
+       case when extract(isodow from d) in (5, 6) then (array[18000, null, 21000, 14000, 40000])[j] end,
+       case when j = 3 and extract(isodow from d) = 7 then true end
+from bench_large_tenant t, generate_series(1, :properties) p, unnest(array[1, 3, 4, 5]) j,
+     generate_series(date '2026-01-01', date '2027-12-31', interval '1 day') d;
+
+-- Unit u belongs to property p = 1 + (u - 1) % :properties and to its room type
+-- k = 1 + ((u - 1) / :properties) % 10.
 insert into public.units (tenant_id, id, property_id, room_type_id, name, capacity, created_by)
 select t.tenant_id, ('b3e' || lpad(u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b2e' || lpad((1 + (u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
-       ('b8e' || lpad((1 + (u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b8e' || lpad(((u - 1) % :properties * 10 + 1 + ((u - 1) / :properties) % 10)::text, 5, '0')
+        || '-0000-4000-8000-' || t.digits)::uuid,
        'Room ' || u, 4, 'b0e00000-0000-4000-8000-000000000001'
 from bench_large_tenant t, generate_series(1, :units) u;
 
@@ -77,7 +105,8 @@ insert into public.reservations (
 select t.tenant_id,
        ('b7' || lpad(stay.r::text, 6, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b2e' || lpad((1 + (stay.u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
-       ('b8e' || lpad((1 + (stay.u - 1) % :properties)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
+       ('b8e' || lpad(((stay.u - 1) % :properties * 10 + 1 + ((stay.u - 1) / :properties) % 10)::text, 5, '0')
+        || '-0000-4000-8000-' || t.digits)::uuid,
        ('b3e' || lpad(stay.u::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        ('b4e' || lpad((1 + (stay.r - 1) % :guests)::text, 5, '0') || '-0000-4000-8000-' || t.digits)::uuid,
        'B' || upper(lpad(to_hex(stay.r), 7, '0')),
