@@ -581,7 +581,7 @@ function sellingSection(selling: SellingResult): string[] {
     `**Selling by date** (the large tenant's first property: 100 units of 10 room types, 5 rate plans with their own days, ` +
       "four years of stays)",
     "",
-    "Plans without fresh statistics: right after the bulk load, before ANALYZE, and after it (EXPLAIN ANALYZE under the request's " +
+    "Plans without fresh statistics: right after the bulk load and a VACUUM, before ANALYZE, and after it (EXPLAIN ANALYZE under the request's " +
       `context, the median of ${fresh.list.runsMs.length} runs):`,
     "",
     "| query | before ANALYZE ms | after ms | before / after |",
