@@ -128,7 +128,7 @@ function scopeOf(context: LargeTenantContext, tenant: number): CompiledQuery {
 
 // `work` in one transaction after the request's context, as the bench owner: RLS applies to
 // everything it runs, as to the request's statement. It writes nothing; its settings end with it.
-async function inRequestContext<T>(sql: postgres.Sql, scope: CompiledQuery, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+export async function inRequestContext<T>(sql: postgres.Sql, scope: CompiledQuery, work: (trx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return await sql.begin(async (trx) => {
     const [context] = await trx.unsafe<{ active: boolean; role: string | null }[]>(
       scope.sql, scope.parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
@@ -139,10 +139,10 @@ async function inRequestContext<T>(sql: postgres.Sql, scope: CompiledQuery, work
 
 // ---------------------------------------------------------------- EXPLAIN
 
-type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
-type Explained = { Plan: PlanNode; "Execution Time": number };
+export type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+export type Explained = { Plan: PlanNode; "Execution Time": number };
 
-async function explain(trx: postgres.TransactionSql, statement: string, parameters: unknown[], options: string): Promise<Explained> {
+export async function explain(trx: postgres.TransactionSql, statement: string, parameters: unknown[], options: string): Promise<Explained> {
   const [row] = await trx.unsafe<Record<string, unknown>[]>(`explain (${options}, format json) ${statement}`,
     parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
   const plan = row?.["QUERY PLAN"];
@@ -180,7 +180,7 @@ export function planOutline(explained: Explained): string {
     `${explained["Execution Time"].toFixed(1)} ms`;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

@@ -13,12 +13,11 @@
 // - The booking race under load: 50 bookings at once of a room type's last room while
 //   availability is loaded: exactly one is stored.
 import assert from "node:assert/strict";
-import type postgres from "postgres";
 import { listReservations } from "../src/reservations/queries.ts";
 import { listReservationsQuery } from "../src/reservations/schema.ts";
 import { contextStatement } from "../src/tenancy/request-scope.ts";
 import { LARGE_TENANT, tenantDigits, tenantId } from "./fixtures.ts";
-import { planOutline } from "./large-tenant.ts";
+import { explain, inRequestContext, median, type PlanNode, planOutline } from "./large-tenant.ts";
 import { describe, headersFor, type ReadContext, V1_PATH, WARM_UP_SECONDS } from "./reads.ts";
 import { statementOf } from "./statements.ts";
 import { combineRuns, type LoadResult, runLoad } from "./wrk.ts";
@@ -45,9 +44,9 @@ export type StatisticsCase = { list: Timed & { outline: string; nodes: string };
 export type PlansWithoutStatistics = { stale: StatisticsCase; fresh: StatisticsCase };
 
 // A plan's shape: each node's type and index or relation, depth first, without numbers.
-function planNodes(node: Record<string, unknown> & { Plans?: Record<string, unknown>[] }): string {
+function planNodes(node: PlanNode): string {
   const on = node["Index Name"] ?? node["Relation Name"];
-  const children = (node.Plans ?? []).map((child) => planNodes(child as typeof node));
+  const children = (node.Plans ?? []).map(planNodes);
   return `${node["Node Type"]}${on ? ` ${on}` : ""}${children.length ? `(${children.join(", ")})` : ""}`;
 }
 
@@ -66,40 +65,27 @@ export type SellingResult = {
   race: { bookings: number; stored: number; refused: number; other: number; ms: number; underLoad: LoadResult };
 };
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-type Explained = { Plan: Record<string, unknown>; "Execution Time": number };
-
 // The March list's statement and the availability call, each under the bench owner's
 // request context in the large tenant, timed by EXPLAIN ANALYZE (one run to warm up).
 export async function timePlans(context: ReadContext): Promise<StatisticsCase> {
   const filter = listReservationsQuery.parse(MARCH);
   const list = await statementOf("the March list", (db) => listReservations(db, filter, filter));
   const scope = contextStatement(context.claims, tenantId(LARGE_TENANT.number));
-  return await context.sql.begin(async (trx) => {
-    await trx.unsafe(scope.sql, scope.parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
-    const explain = async (statement: string, parameters: unknown[]) => {
-      const [row] = await trx.unsafe<Record<string, unknown>[]>(`explain (analyze, buffers, format json) ${statement}`,
-        parameters as postgres.ParameterOrJSON<never>[], { prepare: false });
-      const plan = row?.["QUERY PLAN"];
-      return ((typeof plan === "string" ? JSON.parse(plan) : plan) as Explained[])[0]!;
-    };
-    const availability = ["select private.availability($1, $2, $3, $4, 0)",
-      [AVAILABILITY.propertyId, AVAILABILITY.arrival, AVAILABILITY.departure, Number(AVAILABILITY.adults)]] as const;
+  const availability = {
+    statement: "select private.availability($1, $2, $3, $4, 0)",
+    parameters: [AVAILABILITY.propertyId, AVAILABILITY.arrival, AVAILABILITY.departure, Number(AVAILABILITY.adults)],
+  };
+  return await inRequestContext(context.sql, scope, async (trx) => {
     const listRuns: number[] = [];
     const availabilityRuns: number[] = [];
     let outline = "";
     let nodes = "";
     for (let run = 0; run <= TIMED_RUNS; run++) {
-      const listed = await explain(list.sql, [...list.parameters]);
-      const asked = await explain(availability[0], [...availability[1]]);
+      const listed = await explain(trx, list.sql, [...list.parameters], "analyze, buffers");
+      const asked = await explain(trx, availability.statement, availability.parameters, "analyze, buffers");
       if (run === 0) continue;
-      outline = planOutline(listed as never);
-      nodes = planNodes(listed.Plan as never);
+      outline = planOutline(listed);
+      nodes = planNodes(listed.Plan);
       listRuns.push(listed["Execution Time"]);
       availabilityRuns.push(asked["Execution Time"]);
     }
@@ -107,7 +93,7 @@ export async function timePlans(context: ReadContext): Promise<StatisticsCase> {
       list: { medianMs: median(listRuns), runsMs: listRuns, outline, nodes },
       availability: { medianMs: median(availabilityRuns), runsMs: availabilityRuns },
     };
-  }) as StatisticsCase;
+  });
 }
 
 async function timed(work: () => Promise<Response>, expected: number, label: string): Promise<number> {
