@@ -1,5 +1,5 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { json } from "../http/json.ts";
+import { jsonText } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../http/request-scope.ts";
@@ -22,7 +22,7 @@ export function availabilityEndpoints(scope: RequestScope): Endpoint[] {
           errors: [{ path: "propertyId", message: "The property does not exist in this tenant." }],
         });
       }
-      return json(200, found);
+      return jsonText(200, found);
     }),
   ];
 }

@@ -13,6 +13,9 @@
 -- the departure day, and closed on any night. A reservation on a plan is priced so,
 -- night by night, unless its writer gave a total (reservations.sql).
 
+-- Half of each page is left free for the next version of its days: a bulk update of a
+-- year of days then writes each new version beside the old one (a HOT update), with no
+-- new entry in the key's index.
 create table public.rate_plan_days (
   tenant_id uuid not null default private.request_tenant_id()
     constraint rate_plan_days_tenant_id_fkey references public.tenants (id) on delete cascade,
@@ -34,12 +37,14 @@ create table public.rate_plan_days (
   constraint rate_plan_days_max_stay_not_below_min_stay check (max_stay >= min_stay),
   constraint rate_plan_days_tenant_id_rate_plan_id_fkey
     foreign key (tenant_id, rate_plan_id) references public.rate_plans (tenant_id, id) on delete cascade
-);
+) with (fillfactor = 50);
 
 create trigger forbid_tenant_change before update of tenant_id, created_at on public.rate_plan_days
   for each row execute function private.forbid_tenant_change();
+-- A writer that sets updated_at to now() itself (the API's bulk update does, for every day
+-- it writes) is spared a trigger call per day; any other update is stamped as everywhere.
 create trigger touch_updated_at before update on public.rate_plan_days
-  for each row execute function private.touch_updated_at();
+  for each row when (new.updated_at is distinct from now()) execute function private.touch_updated_at();
 
 alter table public.rate_plan_days enable row level security;
 revoke all on public.rate_plan_days from anon;
@@ -72,70 +77,132 @@ begin
 end
 $$;
 
--- The plan's calendar as it applies, for each day from first_day to last_day (both
--- included): its own day where set, its defaults otherwise, a derived plan's prices from
--- its base plan. Read as the caller, under the tables' policies. PL/pgSQL, as every
+-- The plans' calendars as they apply, for each plan and each day from first_day to
+-- last_day (both included): the plan's own day where set, its defaults otherwise, a
+-- derived plan's prices from its base plan. Read as the caller, under the tables'
+-- policies: a plan the caller cannot see has no days. One statement for any number of
+-- plans, so that availability reads every plan of a property at once. PL/pgSQL, as every
 -- helper here, so that a connection keeps its plans.
 --
--- The plan's days and its base plan's are each read as one range of their key (tenant,
--- plan, day), and only then set beside the generated days: joined to the days one by one,
--- the planner takes a guess at how many days a generated series holds (a thousand),
--- and hashes every plan day of every tenant instead.
-create or replace function private.rate_plan_calendar(plan uuid, first_day date, last_day date)
+-- Each plan's days and its base plan's are read as one range of their key (tenant, plan,
+-- day), and only then set beside the generated days: joined to the days one by one, the
+-- planner takes a guess at how many days a generated series holds (a thousand), and
+-- hashes every plan day of every tenant instead.
+create or replace function private.rate_plan_calendars(plans uuid[], first_day date, last_day date)
 returns table (
-  day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer, max_stay integer,
-  closed_to_arrival boolean, closed_to_departure boolean, closed boolean
+  rate_plan_id uuid, day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer,
+  max_stay integer, closed_to_arrival boolean, closed_to_departure boolean, closed boolean
 )
 language plpgsql
 stable
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
-declare
-  p public.rate_plans;
-  b public.rate_plans;
 begin
-  select * into p from public.rate_plans rp where rp.id = plan;
-  if not found then
-    return;
-  end if;
-  if p.derived_from_id is not null then
-    select * into b from public.rate_plans rp where rp.tenant_id = p.tenant_id and rp.id = p.derived_from_id;
-  end if;
   return query
-  with own as (
-    select o.* from public.rate_plan_days o
-    where o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day between first_day and last_day
+  with plan as materialized (
+    select p.tenant_id, p.id, p.derived_from_id, p.derived_percent, p.derived_amount, p.nightly_price,
+           p.extra_adult_price, p.extra_child_price, p.min_stay, p.max_stay,
+           b.nightly_price as base_price, b.extra_adult_price as base_extra_adult_price,
+           b.extra_child_price as base_extra_child_price, b.min_stay as base_min_stay, b.max_stay as base_max_stay
+    from public.rate_plans p
+    left join public.rate_plans b on b.tenant_id = p.tenant_id and b.id = p.derived_from_id
+    where p.id = any(plans)
   ),
-  base as (
-    select o.* from public.rate_plan_days o
-    where o.tenant_id = p.tenant_id and o.rate_plan_id = b.id and o.day between first_day and last_day
+  own as materialized (
+    select o.* from plan p cross join lateral (
+      select o.* from public.rate_plan_days o
+      where o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day between first_day and last_day) o
+  ),
+  base as materialized (
+    select o.* from (select distinct p.tenant_id, p.derived_from_id from plan p where p.derived_from_id is not null) p
+    cross join lateral (
+      select o.* from public.rate_plan_days o
+      where o.tenant_id = p.tenant_id and o.rate_plan_id = p.derived_from_id and o.day between first_day and last_day) o
   )
-  select d.day::date,
+  select p.id, d.day::date,
     case when p.derived_from_id is null then coalesce(o.price, p.nightly_price)
-         else private.derived_price(coalesce(bo.price, b.nightly_price), p.derived_percent, p.derived_amount) end,
+         else private.derived_price(coalesce(bo.price, p.base_price), p.derived_percent, p.derived_amount) end,
     case when p.derived_from_id is null then coalesce(o.extra_adult_price, p.extra_adult_price)
-         else private.derived_price(coalesce(bo.extra_adult_price, b.extra_adult_price), p.derived_percent, null) end,
+         else private.derived_price(coalesce(bo.extra_adult_price, p.base_extra_adult_price), p.derived_percent, null) end,
     case when p.derived_from_id is null then coalesce(o.extra_child_price, p.extra_child_price)
-         else private.derived_price(coalesce(bo.extra_child_price, b.extra_child_price), p.derived_percent, null) end,
+         else private.derived_price(coalesce(bo.extra_child_price, p.base_extra_child_price), p.derived_percent, null) end,
     case when p.derived_from_id is null then coalesce(o.min_stay, p.min_stay)
-         else coalesce(o.min_stay, greatest(p.min_stay, coalesce(bo.min_stay, b.min_stay))) end,
+         else coalesce(o.min_stay, greatest(p.min_stay, coalesce(bo.min_stay, p.base_min_stay))) end,
     case when p.derived_from_id is null then coalesce(o.max_stay, p.max_stay)
-         else coalesce(o.max_stay, least(p.max_stay, coalesce(bo.max_stay, b.max_stay))) end,
+         else coalesce(o.max_stay, least(p.max_stay, coalesce(bo.max_stay, p.base_max_stay))) end,
     coalesce(o.closed_to_arrival, bo.closed_to_arrival, false),
     coalesce(o.closed_to_departure, bo.closed_to_departure, false),
     coalesce(o.closed, bo.closed, false)
-  from generate_series(first_day, last_day, interval '1 day') d(day)
-  left join own o on o.day = d.day::date
-  left join base bo on bo.day = d.day::date
-  order by d.day;
+  from plan p
+  cross join generate_series(first_day, last_day, interval '1 day') d(day)
+  left join own o on o.rate_plan_id = p.id and o.day = d.day::date
+  left join base bo on bo.rate_plan_id = p.derived_from_id and bo.day = d.day::date
+  order by p.id, d.day;
 end
 $$;
 
--- A stay on a plan for a room type and a party, quoted from the calendar: its total and
--- each night's amount in the plan's currency, and the restrictions that refuse it (none
--- when it is bookable), each {code, date, ...}: inactive, closed (each night),
--- closed_to_arrival, closed_to_departure, min_stay {minStay}, max_stay {maxStay}. Without
--- a room type the price is for the party, with no extra amounts.
+-- Stays on plans for a party, each plan (plans[i]) quoted for a standard occupancy
+-- (standards[i]) from the calendar, all in one statement: per pair, the plan's currency,
+-- the total and each night's amount {date, amount}, and the restrictions that refuse the
+-- stay (none when it is bookable), each {code, date, ...}: inactive, closed (each night),
+-- closed_to_arrival, closed_to_departure, min_stay {minStay}, max_stay {maxStay}. No row
+-- for a plan the caller cannot see. The nights are json, text as it is built, which
+-- availability sets as it is into a response of many quotes.
+create or replace function private.quote_stays(
+  plans uuid[], standards integer[], arrival date, departure date, adults integer, children integer
+)
+returns table (
+  rate_plan_id uuid, standard_occupancy integer, currency text, total bigint, nights json, restrictions jsonb
+)
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+  return query
+  with asked as materialized (
+    select distinct a.plan, a.standard,
+           greatest(0, adults - a.standard) as extra_adults,
+           greatest(0, children - greatest(0, a.standard - adults)) as extra_children
+    from unnest(plans, standards) a(plan, standard)
+  ),
+  calendar as materialized (
+    select c.* from private.rate_plan_calendars(array(select distinct a.plan from asked a), arrival, departure) c
+  ),
+  priced as (
+    select a.plan, a.standard, c.*,
+           c.price + a.extra_adults * c.extra_adult_price + a.extra_children * c.extra_child_price as amount
+    from asked a join calendar c on c.rate_plan_id = a.plan
+  ),
+  quoted as (
+    select n.plan, n.standard,
+      coalesce(sum(n.amount) filter (where n.day < departure), 0)::bigint as total,
+      coalesce(json_agg(json_build_object('date', n.day, 'amount', n.amount) order by n.day)
+               filter (where n.day < departure), '[]') as nights,
+      coalesce(jsonb_agg(jsonb_build_object('code', 'closed', 'date', n.day) order by n.day)
+               filter (where n.day < departure and n.closed), '[]')
+      || coalesce(jsonb_agg(jsonb_build_object('code', 'closed_to_arrival', 'date', n.day))
+                  filter (where n.day = arrival and n.closed_to_arrival), '[]')
+      || coalesce(jsonb_agg(jsonb_build_object('code', 'closed_to_departure', 'date', n.day))
+                  filter (where n.day = departure and n.closed_to_departure), '[]')
+      || coalesce(jsonb_agg(jsonb_build_object('code', 'min_stay', 'date', n.day, 'minStay', n.min_stay))
+                  filter (where n.day = arrival and departure - arrival < n.min_stay), '[]')
+      || coalesce(jsonb_agg(jsonb_build_object('code', 'max_stay', 'date', n.day, 'maxStay', n.max_stay))
+                  filter (where n.day = arrival and departure - arrival > n.max_stay), '[]') as restrictions
+    from priced n
+    group by n.plan, n.standard
+  )
+  select p.id, q.standard, p.currency, q.total, q.nights,
+    case when p.active then '[]'::jsonb else '[{"code": "inactive"}]'::jsonb end || q.restrictions
+  from quoted q join public.rate_plans p on p.id = q.plan;
+end
+$$;
+
+-- A stay on a plan for a room type and a party, quoted from the calendar
+-- (private.quote_stays) for the room type's standard occupancy; without a room type, for
+-- the party, with no extra amounts. Null for a plan the caller cannot see.
 create or replace function private.quote_stay(
   plan uuid, room_type uuid, arrival date, departure date, adults integer, children integer
 )
@@ -145,65 +212,128 @@ stable
 set search_path = ''
 as $$
 declare
-  rate_plan record;
   standard integer;
-  extra_adults integer;
-  extra_children integer;
-  day record;
-  amount bigint;
-  total bigint := 0;
-  nights jsonb := '[]';
-  -- Each kind of restriction in the order they are told.
-  inactive jsonb := '[]';
-  closed jsonb := '[]';
-  on_arrival jsonb := '[]';
-  on_departure jsonb := '[]';
-  stay_length jsonb := '[]';
 begin
-  select p.id, p.currency, p.active into rate_plan from public.rate_plans p where p.id = plan;
-  if not found then
-    return null;
-  end if;
-  if not rate_plan.active then
-    inactive := jsonb_build_array(jsonb_build_object('code', 'inactive'));
-  end if;
   standard := coalesce((select rt.standard_occupancy from public.room_types rt where rt.id = room_type), adults + children);
-  extra_adults := greatest(0, adults - standard);
-  extra_children := greatest(0, children - greatest(0, standard - adults));
-  -- One pass over the calendar, arrival to departure: each night's amount, and what the
-  -- nights, the arrival day and the departure day refuse.
-  for day in select c.* from private.rate_plan_calendar(plan, arrival, departure) c loop
-    if day.day < departure then
-      amount := day.price + extra_adults * day.extra_adult_price + extra_children * day.extra_child_price;
-      total := total + amount;
-      nights := nights || jsonb_build_object('date', day.day, 'amount', amount);
-      if day.closed then
-        closed := closed || jsonb_build_object('code', 'closed', 'date', day.day);
-      end if;
+  return (
+    select jsonb_build_object('ratePlanId', q.rate_plan_id, 'currency', q.currency, 'total', q.total,
+                              'nights', q.nights::jsonb, 'restrictions', q.restrictions)
+    from private.quote_stays(array[plan], array[standard], arrival, departure, adults, children) q);
+end
+$$;
+
+-- Sets values on plans' days, the changes in order: each {plan, from, to, isodays, set},
+-- where `set` names the columns to set (price, extra_adult_price, extra_child_price,
+-- min_stay, max_stay, closed_to_arrival, closed_to_departure, closed) with their values,
+-- on the days from `from` to `to` (both included) whose ISO day of the week is among
+-- `isodays`. A column set to null takes the day back to its plan's default; a day left with
+-- no value of its own is removed. A column not named keeps what the day has. Written as
+-- the caller, under the table's policies (owners and admins), in the request's tenant;
+-- another tenant's plan is refused by the days' foreign key. Gives the days written,
+-- counted once per change.
+--
+-- Each change is two statements over one range of the days' key: the days that exist are
+-- updated where they lie, and only the days missing are inserted. An upsert of every day
+-- would look each one up in the key's index first, which is most of a bulk update's work.
+create or replace function private.write_rate_calendar(changes jsonb)
+returns integer
+language plpgsql
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+as $$
+declare
+  tenant uuid := private.request_tenant_id();
+  change jsonb;
+  plan uuid;
+  first_day date;
+  last_day date;
+  isodays integer[];
+  every_day boolean;
+  given jsonb;
+  -- Whether each column is given, and its value.
+  has_price boolean; new_price bigint;
+  has_extra_adult_price boolean; new_extra_adult_price bigint;
+  has_extra_child_price boolean; new_extra_child_price bigint;
+  has_min_stay boolean; new_min_stay integer;
+  has_max_stay boolean; new_max_stay integer;
+  has_closed_to_arrival boolean; new_closed_to_arrival boolean;
+  has_closed_to_departure boolean; new_closed_to_departure boolean;
+  has_closed boolean; new_closed boolean;
+  rows_written integer;
+  written integer := 0;
+begin
+  for change in select c.value from jsonb_array_elements(changes) c loop
+    plan := (change ->> 'plan')::uuid;
+    first_day := (change ->> 'from')::date;
+    last_day := (change ->> 'to')::date;
+    isodays := array(select jsonb_array_elements_text(change -> 'isodays')::integer);
+    every_day := isodays @> array[1, 2, 3, 4, 5, 6, 7];
+    given := change -> 'set';
+    has_price := given ? 'price'; new_price := (given ->> 'price')::bigint;
+    has_extra_adult_price := given ? 'extra_adult_price'; new_extra_adult_price := (given ->> 'extra_adult_price')::bigint;
+    has_extra_child_price := given ? 'extra_child_price'; new_extra_child_price := (given ->> 'extra_child_price')::bigint;
+    has_min_stay := given ? 'min_stay'; new_min_stay := (given ->> 'min_stay')::integer;
+    has_max_stay := given ? 'max_stay'; new_max_stay := (given ->> 'max_stay')::integer;
+    has_closed_to_arrival := given ? 'closed_to_arrival'; new_closed_to_arrival := (given ->> 'closed_to_arrival')::boolean;
+    has_closed_to_departure := given ? 'closed_to_departure';
+    new_closed_to_departure := (given ->> 'closed_to_departure')::boolean;
+    has_closed := given ? 'closed'; new_closed := (given ->> 'closed')::boolean;
+
+    update public.rate_plan_days o set
+      price = case when has_price then new_price else o.price end,
+      extra_adult_price = case when has_extra_adult_price then new_extra_adult_price else o.extra_adult_price end,
+      extra_child_price = case when has_extra_child_price then new_extra_child_price else o.extra_child_price end,
+      min_stay = case when has_min_stay then new_min_stay else o.min_stay end,
+      max_stay = case when has_max_stay then new_max_stay else o.max_stay end,
+      closed_to_arrival = case when has_closed_to_arrival then new_closed_to_arrival else o.closed_to_arrival end,
+      closed_to_departure = case when has_closed_to_departure then new_closed_to_departure else o.closed_to_departure end,
+      closed = case when has_closed then new_closed else o.closed end,
+      updated_at = now()
+    where o.tenant_id = tenant and o.rate_plan_id = plan and o.day between first_day and last_day
+      and (every_day or extract(isodow from o.day)::integer = any(isodays));
+    get diagnostics rows_written = row_count;
+    written := written + rows_written;
+
+    -- A day another writer inserts meanwhile is updated as it would have been here.
+    if exists (select from jsonb_each(given) g where g.value <> 'null'::jsonb) then
+      insert into public.rate_plan_days as o (tenant_id, rate_plan_id, day, price, extra_adult_price, extra_child_price,
+                                              min_stay, max_stay, closed_to_arrival, closed_to_departure, closed)
+      select tenant, plan, d.day::date, new_price, new_extra_adult_price, new_extra_child_price, new_min_stay, new_max_stay,
+             new_closed_to_arrival, new_closed_to_departure, new_closed
+      from generate_series(first_day, last_day, interval '1 day') d(day)
+      where (every_day or extract(isodow from d.day)::integer = any(isodays))
+        and not exists (select from public.rate_plan_days e
+                        where e.tenant_id = tenant and e.rate_plan_id = plan and e.day between first_day and last_day
+                          and e.day = d.day::date)
+      on conflict on constraint rate_plan_days_pkey do update set
+        price = case when has_price then excluded.price else o.price end,
+        extra_adult_price = case when has_extra_adult_price then excluded.extra_adult_price else o.extra_adult_price end,
+        extra_child_price = case when has_extra_child_price then excluded.extra_child_price else o.extra_child_price end,
+        min_stay = case when has_min_stay then excluded.min_stay else o.min_stay end,
+        max_stay = case when has_max_stay then excluded.max_stay else o.max_stay end,
+        closed_to_arrival = case when has_closed_to_arrival then excluded.closed_to_arrival else o.closed_to_arrival end,
+        closed_to_departure = case when has_closed_to_departure then excluded.closed_to_departure
+                                   else o.closed_to_departure end,
+        closed = case when has_closed then excluded.closed else o.closed end,
+        updated_at = now();
+      get diagnostics rows_written = row_count;
+      written := written + rows_written;
     end if;
-    if day.day = arrival then
-      if day.closed_to_arrival then
-        on_arrival := jsonb_build_array(jsonb_build_object('code', 'closed_to_arrival', 'date', day.day));
-      end if;
-      if departure - arrival < day.min_stay then
-        stay_length := stay_length || jsonb_build_object('code', 'min_stay', 'date', day.day, 'minStay', day.min_stay);
-      end if;
-      if departure - arrival > day.max_stay then
-        stay_length := stay_length || jsonb_build_object('code', 'max_stay', 'date', day.day, 'maxStay', day.max_stay);
-      end if;
-    elsif day.day = departure and day.closed_to_departure then
-      on_departure := jsonb_build_array(jsonb_build_object('code', 'closed_to_departure', 'date', day.day));
+
+    if exists (select from jsonb_each(given) g where g.value = 'null'::jsonb) then
+      delete from public.rate_plan_days o
+      where o.tenant_id = tenant and o.rate_plan_id = plan and o.day between first_day and last_day
+        and num_nonnulls(o.price, o.extra_adult_price, o.extra_child_price, o.min_stay, o.max_stay, o.closed_to_arrival,
+                         o.closed_to_departure, o.closed) = 0;
     end if;
   end loop;
-  return jsonb_build_object(
-    'ratePlanId', rate_plan.id, 'currency', rate_plan.currency, 'total', total, 'nights', nights,
-    'restrictions', inactive || closed || on_arrival || on_departure || stay_length);
+  return written;
 end
 $$;
 
 -- A derived plan's prices are its base plan's: its days set restrictions only. Checked
 -- once a statement over the rows it wrote, so that a bulk update of a year of many plans
--- looks up their plans once, not once a day.
+-- looks up each plan once, not once a day.
 create or replace function private.rate_plan_days_derived_without_prices()
 returns trigger
 language plpgsql
@@ -211,9 +341,10 @@ set search_path = ''
 as $$
 begin
   if exists (
-      select from written w
-      join public.rate_plans p on p.tenant_id = w.tenant_id and p.id = w.rate_plan_id
-      where p.derived_from_id is not null and num_nonnulls(w.price, w.extra_adult_price, w.extra_child_price) > 0) then
+      select from (select distinct w.tenant_id, w.rate_plan_id from written w
+                   where num_nonnulls(w.price, w.extra_adult_price, w.extra_child_price) > 0) w
+      where exists (select from public.rate_plans p
+                    where p.tenant_id = w.tenant_id and p.id = w.rate_plan_id and p.derived_from_id is not null)) then
     raise exception 'a derived plan takes its prices from its base plan; set them there'
       using errcode = '23514', constraint = 'rate_plan_days_derived_without_prices';
   end if;
@@ -233,7 +364,7 @@ create trigger rate_plan_days_updated_derived_without_prices after update on pub
 -- how many more stays it holds on every night (`available`, its units in service less
 -- its held stays and blocks, on the fullest night), whether the party fits it, the units
 -- free on every night (to assign), and each active plan that sells the type with its
--- quote (private.quote_stay) and whether it is bookable (no restriction refuses it).
+-- quote (private.quote_stays) and whether it is bookable (no restriction refuses it).
 -- Read as the caller, under the tables' policies: null when the caller cannot see the
 -- property.
 --
@@ -247,10 +378,11 @@ create trigger rate_plan_days_updated_derived_without_prices after update on pub
 create or replace function private.availability(
   for_property uuid, arrival date, departure date, adults integer, children integer
 )
-returns jsonb
+returns json
 language plpgsql
 stable
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   asked daterange := daterange(arrival, departure, '[)');
@@ -267,9 +399,6 @@ begin
   with types as materialized (
     select rt.id, rt.code, rt.name, rt.standard_occupancy, rt.max_occupancy, rt.max_adults, rt.max_children
     from public.room_types rt where rt.tenant_id = tenant and rt.property_id = for_property and rt.status = 'active'
-  ),
-  nights as materialized (
-    select night::date as night from generate_series(arrival, departure - 1, interval '1 day') night
   ),
   in_service as materialized (
     select u.id, u.name, u.room_type_id from public.units u
@@ -292,51 +421,64 @@ begin
     select b.unit_id from blocked b
   ),
   -- Per type, its rooms on its fullest night: units in service less those blocked and
-  -- the stays held that night, each counted in one pass.
-  taken as (
-    select h.room_type_id, n.night from held h join nights n on h.stay @> n.night
+  -- the stays held that night. Each stay and block, cut to the nights asked, adds one
+  -- from its first night and takes it back on the night after its last; the running sum
+  -- on each night, all of the night's changes taken together, is what that night holds.
+  changes as (
+    select h.room_type_id, greatest(lower(h.stay), arrival) as night, 1 as change from held h
     union all
-    select b.room_type_id, n.night from blocked b join nights n on b.nights @> n.night
+    select h.room_type_id, least(upper(h.stay), departure), -1 from held h
+    union all
+    select b.room_type_id, greatest(lower(b.nights), arrival), 1 from blocked b
+    union all
+    select b.room_type_id, least(upper(b.nights), departure), -1 from blocked b
   ),
-  fullest as (
+  fullest as materialized (
     select f.room_type_id, max(f.taken) as taken
-    from (select taken.room_type_id, count(*) as taken from taken group by taken.room_type_id, taken.night) f
+    from (select c.room_type_id, sum(c.change) over (partition by c.room_type_id order by c.night) as taken
+          from changes c) f
     group by f.room_type_id
   ),
-  rooms as (
+  rooms as materialized (
     select u.room_type_id, count(*) as units from in_service u group by u.room_type_id
+  ),
+  free as materialized (
+    select u.room_type_id, json_agg(json_build_object('unitId', u.id, 'name', u.name) order by u.name) as units
+    from in_service u where u.id not in (select busy.id from busy) group by u.room_type_id
   ),
   plans as materialized (
     select p.id, p.code, p.name, p.room_type_id from public.rate_plans p
     where p.tenant_id = tenant and p.property_id = for_property and p.active
   ),
   -- A quote depends on the room type only through its standard occupancy: each plan is
-  -- quoted once for each standard occupancy among the types it sells.
+  -- quoted once for each standard occupancy among the types it sells, all in one call.
+  pairs as materialized (
+    select distinct p.id as plan_id, t.standard_occupancy
+    from plans p join types t on p.room_type_id is null or p.room_type_id = t.id
+  ),
   quotes as materialized (
-    select q.plan_id, q.standard_occupancy,
-           private.quote_stay(q.plan_id, q.room_type_id, arrival, departure, adults, children) as quote
-    from (select distinct on (p.id, t.standard_occupancy) p.id as plan_id, t.standard_occupancy, t.id as room_type_id
-          from plans p join types t on p.room_type_id is null or p.room_type_id = t.id
-          order by p.id, t.standard_occupancy, t.id) q
+    select p.code, p.room_type_id, q.standard_occupancy,
+           json_build_object('ratePlanId', q.rate_plan_id, 'code', p.code, 'name', p.name, 'currency', q.currency,
+                             'total', q.total, 'nights', q.nights, 'restrictions', q.restrictions,
+                             'bookable', jsonb_array_length(q.restrictions) = 0) as entry
+    from private.quote_stays(array(select a.plan_id from pairs a order by a.plan_id, a.standard_occupancy),
+                             array(select a.standard_occupancy from pairs a order by a.plan_id, a.standard_occupancy),
+                             arrival, departure, adults, children) q
+    join plans p on p.id = q.rate_plan_id
   )
-  select jsonb_build_object(
+  select json_build_object(
     'propertyId', for_property, 'arrival', arrival, 'departure', departure, 'nights', departure - arrival,
     'adults', adults, 'children', children,
-    'roomTypes', coalesce(jsonb_agg(jsonb_build_object(
+    'roomTypes', coalesce(json_agg(json_build_object(
       'roomTypeId', t.id, 'code', t.code, 'name', t.name, 'maxOccupancy', t.max_occupancy,
       'fitsParty', adults + children <= t.max_occupancy and adults <= coalesce(t.max_adults, t.max_occupancy)
                    and children <= coalesce(t.max_children, t.max_occupancy - 1),
       'available', greatest(0, coalesce((select r.units from rooms r where r.room_type_id = t.id), 0)
                                 - coalesce((select f.taken from fullest f where f.room_type_id = t.id), 0)),
-      'freeUnits', coalesce((
-        select jsonb_agg(jsonb_build_object('unitId', u.id, 'name', u.name) order by u.name)
-        from in_service u where u.room_type_id = t.id and u.id not in (select busy.id from busy)), '[]'),
+      'freeUnits', coalesce((select f.units from free f where f.room_type_id = t.id), '[]'),
       'ratePlans', coalesce((
-        select jsonb_agg(q.quote || jsonb_build_object('code', p.code, 'name', p.name,
-                                                       'bookable', jsonb_array_length(q.quote -> 'restrictions') = 0)
-                         order by p.code)
-        from plans p join quotes q on q.plan_id = p.id and q.standard_occupancy = t.standard_occupancy
-        where p.room_type_id is null or p.room_type_id = t.id), '[]')
+        select json_agg(q.entry order by q.code) from quotes q
+        where q.standard_occupancy = t.standard_occupancy and (q.room_type_id is null or q.room_type_id = t.id)), '[]')
     ) order by t.code), '[]'))
   from types t);
 end

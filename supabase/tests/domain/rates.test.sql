@@ -2,7 +2,7 @@
 -- reservations priced from it night by night unless their writer gave a total.
 begin;
 \ir ../helpers/setup.psql
-select plan(27);
+select plan(34);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -97,7 +97,7 @@ grant select on beta to public;
 select tests.act_as('Alpha_owner', tests.fx('tenants'));
 insert into public.units (property_id, name, capacity, room_type_id) values (tests.fx('properties'), 'D2', 3, :'dbl') returning id as d2 \gset
 create function pg_temp.double_in(arrival date, departure date) returns jsonb language sql as $$
-  select t from jsonb_array_elements(private.availability(tests.fx('properties'), arrival, departure, 2, 0) -> 'roomTypes') t
+  select t from jsonb_array_elements(private.availability(tests.fx('properties'), arrival, departure, 2, 0)::jsonb -> 'roomTypes') t
   where t ->> 'code' = 'DBL' $$;
 select results_eq($$select (d ->> 'available')::int, d -> 'freeUnits' @> '[{"name": "D1"}, {"name": "D2"}]', jsonb_array_length(d -> 'ratePlans')
                     from pg_temp.double_in('2035-07-06', '2035-07-09') d$$,
@@ -114,8 +114,42 @@ insert into public.reservations (property_id, room_type_id, guest_id, check_in, 
 values (tests.fx('properties'), :'dbl', tests.fx('guests'), '2035-07-08', '2035-07-09', 10000);
 select is((pg_temp.double_in('2035-07-06', '2035-07-09') ->> 'available')::int, 0,
   'a night with one unit blocked and one stay held leaves no room');
-select is(private.availability((select (fx ->> 'properties')::uuid from beta), '2035-07-06', '2035-07-09', 2, 0), null,
+select is(private.availability((select (fx ->> 'properties')::uuid from beta), '2035-07-06', '2035-07-09', 2, 0)::jsonb, null,
   'another tenant''s property has no availability to read');
+
+-- The bulk writer: the days that exist are updated, the missing ones inserted, in order;
+-- a weekday filter; null back to the default removes a day left empty; a derived plan's
+-- price refused; a day written around it still stamped by the trigger.
+select tests.act_as('Alpha_owner', tests.fx('tenants'));
+select is(private.write_rate_calendar(jsonb_build_array(
+    jsonb_build_object('plan', :'flex', 'from', '2035-09-01', 'to', '2035-09-07', 'isodays', '[1,2,3,4,5,6,7]'::jsonb,
+                       'set', '{"price": 11000}'::jsonb),
+    jsonb_build_object('plan', :'flex', 'from', '2035-09-05', 'to', '2035-09-10', 'isodays', '[1,2,3,4,5,6,7]'::jsonb,
+                       'set', '{"min_stay": 2}'::jsonb))),
+  13, 'seven days written, then six of which three existed: thirteen written, counted once per change');
+select results_eq($$select day, price, min_stay from public.rate_plan_days where rate_plan_id = $$ || quote_literal(:'flex') ||
+                    $$ and day between '2035-09-04' and '2035-09-08' order by day$$,
+  $$values ('2035-09-04'::date, 11000::bigint, null::integer), ('2035-09-05', 11000, 2), ('2035-09-06', 11000, 2),
+           ('2035-09-07', 11000, 2), ('2035-09-08', null, 2)$$,
+  'a later change adds its field to the days an earlier one wrote, and leaves the other fields');
+select is(private.write_rate_calendar(jsonb_build_array(
+    jsonb_build_object('plan', :'flex', 'from', '2035-09-01', 'to', '2035-09-30', 'isodays', '[6,7]'::jsonb,
+                       'set', '{"closed": true}'::jsonb))),
+  10, 'only the chosen days of the week: the ten Saturdays and Sundays of September 2035');
+select is((select count(*)::int from public.rate_plan_days where rate_plan_id = :'flex' and closed and day >= '2035-09-01'
+           and extract(isodow from day) not in (6, 7)), 0, 'no other day of the week is closed');
+select private.write_rate_calendar(jsonb_build_array(
+  jsonb_build_object('plan', :'flex', 'from', '2035-09-08', 'to', '2035-09-10', 'isodays', '[1,2,3,4,5,6,7]'::jsonb,
+                     'set', '{"min_stay": null, "closed": null}'::jsonb)));
+select is((select array_agg(day order by day) from public.rate_plan_days where rate_plan_id = :'flex'
+           and day between '2035-09-08' and '2035-09-10'), null::date[],
+  'days taken back to the defaults in every field are removed');
+select throws_ok(format($$select private.write_rate_calendar('[{"plan": "%s", "from": "2035-09-01", "to": "2035-09-02",
+    "isodays": [1,2,3,4,5,6,7], "set": {"price": 1}}]')$$, :'prepaid'),
+  '23514', null, 'a derived plan''s days take no price, written in bulk as any other way');
+update public.rate_plan_days set min_stay = 3, updated_at = '2000-01-01' where rate_plan_id = :'flex' and day = '2035-09-05';
+select is((select updated_at from public.rate_plan_days where rate_plan_id = :'flex' and day = '2035-09-05'), now(),
+  'a writer that sets another updated_at is stamped with now() all the same');
 
 select * from finish();
 rollback;
