@@ -160,6 +160,16 @@ export function renewablePool(open: () => Sql): RenewablePool {
   };
 }
 
+// Opens up to `count` of the pool's connections now, each with a statement of nothing,
+// rather than on the first requests that find none free: a connection is a TCP and a
+// SCRAM handshake, whose key derivation is milliseconds of the function's CPU, and a
+// fresh worker's first requests arrive together. A connection that cannot open now is
+// opened when a request needs it, as it would have been.
+export async function openConnections(sql: Sql, count: number): Promise<number> {
+  const opened = await Promise.allSettled(Array.from({ length: count }, () => sql`select`.execute()));
+  return opened.filter((result) => result.status === "fulfilled").length;
+}
+
 // A pool that is never replaced, for code handed a plain pool.
 export function fixedPool(sql: Sql): RenewablePool {
   return { current: sql, renew() {} };

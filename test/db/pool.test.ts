@@ -1,6 +1,6 @@
 // The pool's parsers, on values as real Postgres writes them.
 import assert from "node:assert/strict";
-import { createPool } from "../../src/db/pool.ts";
+import { createPool, openConnections } from "../../src/db/pool.ts";
 import { stack } from "../support/stack.ts";
 
 Deno.test("dates and timestamps leave the pool as RFC 3339 text, in UTC", async () => {
@@ -43,5 +43,26 @@ Deno.test("a session in another time zone keeps its offset, written with minutes
     assert.equal(await inZone("Asia/Kolkata"), "2026-11-22T15:00:00+05:30");
   } finally {
     await sql.end();
+  }
+});
+
+Deno.test("a pool's connections open before any request needs them, and an unreachable database only counts fewer", async () => {
+  const name = `pms-open-${crypto.randomUUID().slice(0, 8)}`;
+  const sql = createPool(stack.dbUrl, { max: 4, applicationName: name });
+  const admin = createPool(stack.dbUrl, { max: 1 });
+  try {
+    assert.equal(await openConnections(sql, 3), 3);
+    const [row] = await admin<{ open: number }[]>`
+      select count(*)::int as open from pg_stat_activity where application_name = ${name}`;
+    assert.equal(row!.open, 3, "three server sessions of the pool, before its first query of work");
+  } finally {
+    await sql.end();
+    await admin.end();
+  }
+  const nowhere = createPool("postgresql://postgres:postgres@127.0.0.1:1/postgres", { max: 2 });
+  try {
+    assert.equal(await openConnections(nowhere, 2), 0);
+  } finally {
+    await nowhere.end({ timeout: 0 });
   }
 });

@@ -5,7 +5,7 @@ import { absorbingOrphanedConnectionErrors } from "../../../src/db/connection-lo
 import { corsPolicyFromSetting } from "../../../src/http/cors.ts";
 import { databaseConnection } from "../../../src/db/connection.ts";
 import { createDb } from "../../../src/db/database.ts";
-import { createPool, renewablePool } from "../../../src/db/pool.ts";
+import { createPool, openConnections, renewablePool } from "../../../src/db/pool.ts";
 import { apiPublicUrl, requireEnv } from "../../../src/env.ts";
 import { jsonLogger } from "../../../src/logging/logger.ts";
 import { pushSettingsFrom } from "../../../src/push/settings.ts";
@@ -65,8 +65,9 @@ const referenceRenderer = {
 // DATABASE_URL (the transaction pooler) when set, else the platform's direct
 // SUPABASE_DB_URL; src/db/connection.ts says how the pool learns which it is.
 const database = databaseConnection((name) => Deno.env.get(name));
+const POOL_CONNECTIONS = 10;
 const pool = renewablePool(() =>
-  createPool(database.url, { applicationName: "pms-api", generatedTypes: true, mode: database.mode })
+  createPool(database.url, { applicationName: "pms-api", generatedTypes: true, mode: database.mode, max: POOL_CONNECTIONS })
 );
 
 // A connection lost under postgres.js's own query, or under a write it deferred, must
@@ -104,5 +105,12 @@ jsonLogger.info("the api function is serving", {
   loopbackPushEndpoints: push.allowLoopbackPushEndpoints,
   browserOrigins: cors.allowedOrigins === "any" ? "*" : [...cors.allowedOrigins],
 });
+
+// A worker starts before its requests, or with the first of them: its connections are
+// opened now rather than by the first requests that arrive together (src/db/pool.ts).
+openConnections(pool.current, POOL_CONNECTIONS).then(
+  (opened) => jsonLogger.info("the database pool's connections are open", { opened, of: POOL_CONNECTIONS }),
+  () => {},
+);
 
 Deno.serve(api);
