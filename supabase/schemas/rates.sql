@@ -176,7 +176,8 @@ begin
            c.price + a.extra_adults * c.extra_adult_price + a.extra_children * c.extra_child_price as amount
     from asked a join calendar c on c.rate_plan_id = a.plan
   ),
-  quoted as (
+  -- Kept (materialized): whatever the statistics say of the plans, each quote is made once.
+  quoted as materialized (
     select n.plan, n.standard,
       coalesce(sum(n.amount) filter (where n.day < departure), 0)::bigint as total,
       coalesce(json_agg(json_build_object('date', n.day, 'amount', n.amount) order by n.day)
