@@ -93,7 +93,9 @@ grant execute on function private.lock_room_type_inventory(uuid, uuid) to authen
 -- active units not blocked that night (by a block other than `except_block`). Empty when
 -- every night has room. Reads as its caller: the inventory triggers that run as the
 -- tables' owner count every stay of the tenant, a member counts what members read, which
--- is every stay of their tenant. PL/pgSQL, so that a connection keeps its plan.
+-- is every stay of their tenant. PL/pgSQL, so that a connection keeps its plan. The held
+-- stays are a range of check-ins of one btree, as availability reads them: no stay that
+-- meets the first night checked in more than the tenant's longest stay before it.
 create or replace function private.room_type_shortfall(
   for_tenant uuid,
   of_room_type uuid,
@@ -118,8 +120,11 @@ begin
     from public.reservations r
     cross join lateral generate_series(greatest(r.check_in, lower(over_nights)), least(r.check_out, upper(over_nights)) - 1,
                                        interval '1 day') night
-    where r.tenant_id = for_tenant and r.room_type_id = of_room_type and r.stay && over_nights
+    where r.tenant_id = for_tenant and r.room_type_id = of_room_type
       and r.status in ('pending', 'confirmed', 'checked_in') and r.id is distinct from except_reservation
+      and r.check_in < upper(over_nights) and r.check_out > lower(over_nights)
+      and r.check_in >= lower(over_nights) - (select coalesce(max(l.check_out - l.check_in), 0)
+                                              from public.reservations l where l.tenant_id = for_tenant)
     group by 1
   ),
   blocked as (

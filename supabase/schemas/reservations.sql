@@ -112,11 +112,13 @@ create index reservations_tenant_status_idx on public.reservations (tenant_id, s
 create index reservations_tenant_property_check_in_idx on public.reservations (tenant_id, property_id, check_in);
 create index reservations_tenant_guest_idx on public.reservations (tenant_id, guest_id);
 create index reservations_tenant_unit_idx on public.reservations (tenant_id, unit_id) where unit_id is not null;
--- A room type's held stays over a range of nights: its inventory (inventory.sql).
-create index reservations_tenant_room_type_stay_idx on public.reservations using gist (tenant_id, room_type_id, stay)
-  where status in ('pending', 'confirmed', 'checked_in') and room_type_id is not null;
--- The same, bounded by leakproof comparisons alone, for the reads under the policies
--- (rates.sql, private.availability): a range of check-ins of a type's held stays.
+-- A room type's held stays over a range of nights, for its inventory (inventory.sql) and
+-- availability (rates.sql): a range of check-ins, bounded below by the tenant's longest
+-- stay as the list's dates are. Comparisons of dates are leakproof, so the range bounds
+-- the scan under the policies too, where an overlap of ranges (not leakproof) could not.
+-- One index for both: a second, GiST on the stay, cost every held stay's write a GiST
+-- insert, and a connection's generic plan of availability took it by a hair's cost for a
+-- scan of every stay the type ever held.
 create index reservations_tenant_room_type_check_in_idx on public.reservations (tenant_id, room_type_id, check_in)
   include (check_out, unit_id) where status in ('pending', 'confirmed', 'checked_in');
 create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id, rate_plan_id) where rate_plan_id is not null;

@@ -2,7 +2,7 @@
 -- service that night, whoever writes; dated blocks take a unit out on their nights.
 begin;
 \ir ../helpers/setup.psql
-select plan(30);
+select plan(32);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -64,6 +64,18 @@ select lives_ok(format('select tests.book(%L, ''2035-06-05'', ''2035-06-07'')', 
   'a stay arriving on the day the others leave fits');
 select lives_ok(format('select tests.book(%L, ''2035-06-01'', ''2035-06-04'')', :'ste'),
   'another type has its own inventory');
+
+-- A stay that checked in long before the nights asked still holds them: the held stays
+-- are read from the tenant's longest stay before the first night.
+select tests.book(:'dbl', '2037-01-01', '2037-03-01') as long_stay \gset
+select tests.book(:'dbl', '2037-02-10', '2037-02-12') as short_stay \gset
+select throws_ok(format('select tests.book(%L, ''2037-02-11'', ''2037-02-13'')', :'dbl'), 'PT409',
+  'the room type has no room left on 2037-02-11',
+  'a stay that arrived seven weeks before still holds its room on the nights asked');
+select lives_ok(format('select tests.book(%L, ''2037-03-01'', ''2037-03-03'')', :'dbl'),
+  'and frees it on the day it leaves');
+update public.reservations set status = 'cancelled'
+where id in (:'long_stay', :'short_stay') or (room_type_id = :'dbl' and check_in = '2037-03-01');
 
 select is(tests.inventory_refusal(format('select tests.book(%L, ''2035-06-02'', ''2035-06-05'')', :'dbl')),
   jsonb_build_object('rule', 'reservations_room_type_inventory',
