@@ -51,13 +51,21 @@ export type LimiterResults = {
 };
 
 async function ensureBenchKey(sql: postgres.Sql, tenant: number): Promise<void> {
-  await sql`
-    insert into public.api_keys (tenant_id, id, property_id, name, key_id, secret_hash, last_four,
-                                 rate_limit, rate_limit_window_seconds)
-    values (${tenantId(tenant)}, ${KEY.id}, ${`b2e00000-0000-4000-8000-${tenantDigits(tenant)}`}, 'pms-bench integration',
-            ${KEY.keyId}, decode(${sha256Hex(KEY.secret)}, 'hex'), ${KEY.secret.slice(-4)}, ${KEY.rateLimit}, ${KEY.windowSeconds})
-    on conflict (tenant_id, id) do update
-      set rate_limit = excluded.rate_limit, rate_limit_window_seconds = excluded.rate_limit_window_seconds`;
+  const property = `b2e00000-0000-4000-8000-${tenantDigits(tenant)}`;
+  await sql.begin(async (tx) => {
+    const [made] = await tx`
+      insert into public.api_keys (tenant_id, id, name, key_id, secret_hash, last_four, rate_limit, rate_limit_window_seconds)
+      values (${tenantId(tenant)}, ${KEY.id}, 'pms-bench integration',
+              ${KEY.keyId}, decode(${sha256Hex(KEY.secret)}, 'hex'), ${KEY.secret.slice(-4)}, ${KEY.rateLimit}, ${KEY.windowSeconds})
+      on conflict (tenant_id, id) do update
+        set rate_limit = excluded.rate_limit, rate_limit_window_seconds = excluded.rate_limit_window_seconds
+      returning (xmax = 0) as created`;
+    // A key's properties are written with it, never after.
+    if (made?.created) {
+      await tx`insert into public.api_key_properties (tenant_id, api_key_id, property_id)
+               values (${tenantId(tenant)}, ${KEY.id}, ${property})`;
+    }
+  });
   // A fresh window for the run.
   await sql`delete from public.api_key_request_windows where api_key_id = ${KEY.id}`;
 }

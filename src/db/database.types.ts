@@ -67,6 +67,43 @@ export type Database = {
           },
         ];
       };
+      "api_key_properties": {
+        Row: {
+          "api_key_id": string;
+          "created_at": string;
+          "property_id": string;
+          "tenant_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "api_key_id": string;
+          "created_at"?: string;
+          "property_id": string;
+          "tenant_id"?: string;
+        };
+        Update: {
+          "api_key_id"?: string;
+          "created_at"?: string;
+          "property_id"?: string;
+          "tenant_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "api_key_properties_tenant_id_api_key_id_fkey";
+            columns: ["tenant_id", "api_key_id"];
+            isOneToOne: false;
+            referencedRelation: "api_keys";
+            referencedColumns: ["tenant_id", "id"];
+          },
+          {
+            foreignKeyName: "api_key_properties_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "api_key_request_windows": {
         Row: {
           "api_key_id": string;
@@ -106,6 +143,7 @@ export type Database = {
       };
       "api_keys": {
         Row: {
+          "all_properties": boolean;
           "created_at": string;
           "created_by": string | null;
           "expires_at": string | null;
@@ -114,16 +152,17 @@ export type Database = {
           "last_four": string;
           "last_used_at": string | null;
           "name": string;
-          "property_id": string;
           "rate_limit": number;
           "rate_limit_window_seconds": number;
           "revoked_at": string | null;
+          "scopes": (string)[];
           "secret_hash": string;
           "tenant_id": string;
           "updated_at": string;
         };
         ComputedFields: never;
         Insert: {
+          "all_properties"?: boolean;
           "created_at"?: string;
           "created_by"?: string | null;
           "expires_at"?: string | null;
@@ -132,15 +171,16 @@ export type Database = {
           "last_four": string;
           "last_used_at"?: string | null;
           "name": string;
-          "property_id": string;
           "rate_limit"?: number;
           "rate_limit_window_seconds"?: number;
           "revoked_at"?: string | null;
+          "scopes"?: (string)[];
           "secret_hash": string;
           "tenant_id"?: string;
           "updated_at"?: string;
         };
         Update: {
+          "all_properties"?: boolean;
           "created_at"?: string;
           "created_by"?: string | null;
           "expires_at"?: string | null;
@@ -149,10 +189,10 @@ export type Database = {
           "last_four"?: string;
           "last_used_at"?: string | null;
           "name"?: string;
-          "property_id"?: string;
           "rate_limit"?: number;
           "rate_limit_window_seconds"?: number;
           "revoked_at"?: string | null;
+          "scopes"?: (string)[];
           "secret_hash"?: string;
           "tenant_id"?: string;
           "updated_at"?: string;
@@ -164,13 +204,6 @@ export type Database = {
             isOneToOne: false;
             referencedRelation: "tenants";
             referencedColumns: ["id"];
-          },
-          {
-            foreignKeyName: "api_keys_tenant_id_property_id_fkey";
-            columns: ["tenant_id", "property_id"];
-            isOneToOne: false;
-            referencedRelation: "properties";
-            referencedColumns: ["tenant_id", "id"];
           },
         ];
       };

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ApiKeyScope } from "../api-keys/schema.ts";
 import {
   type Docs,
   type Endpoint,
@@ -32,8 +33,15 @@ function withRateLimit(response: Response, limit: RateLimit): Response {
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
-// A route under /v1/external: the API key names the tenant and the property, RLS as
-// api_integration limits every query to them, and a POST honours Idempotency-Key. Every
+function insufficientScope(requires: ApiKeyScope): HttpError {
+  return new HttpError("insufficient-scope", `This route needs an API key with the ${requires} scope.`, {
+    members: { requiredScope: requires },
+  });
+}
+
+// A route under /v1/external: the API key names the tenant and the properties, RLS as
+// api_integration limits every query to them, the route runs only for a key that holds
+// the scope it requires, and a POST honours Idempotency-Key. Every
 // answer to a request the key's rate limit counted carries its RateLimit fields, a
 // refusal as well as a success; what is refused before the key is read (a missing or
 // malformed key, query or body) is not counted and carries none.
@@ -44,7 +52,7 @@ export function integrationEndpoint<
   M extends Method = Method,
 >(
   scope: IntegrationScope,
-  doc: Docs<P, Q, B, M>,
+  doc: Docs<P, Q, B, M> & { requires: ApiKeyScope },
   work: (context: IntegrationContext<P, Q, B, M>) => Promise<Response>,
 ): Endpoint {
   // The transaction is what either kind of handler may be given; the compiler cannot
@@ -53,9 +61,11 @@ export function integrationEndpoint<
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
   const idempotent = doc.method === "POST";
+  const { requires, ...described } = doc;
   return {
-    ...doc,
+    ...described,
     access: "integration",
+    scopes: [requires],
     idempotent,
     handle: async (request, params) => {
       const key = scope.authenticate(request);
@@ -66,6 +76,8 @@ export function integrationEndpoint<
       try {
         const response = await scope.run(key, clientAddress(request), async ({ rateLimit, ...integration }) => {
           counted.limit = rateLimit;
+          // Before the path is read: a key without the scope learns nothing of what it names.
+          if (!integration.scopes.includes(requires)) throw insufficientScope(requires);
           // After the key: without a valid one, every path is refused alike.
           const parsedParams = parseParams(doc.params as P, params, doc.resource);
           const run = () => handler({ ...integration, params: parsedParams, query, body, request, missing });

@@ -35,22 +35,25 @@ function mismatch(first: Payment, reservationId: string, body: z.output<typeof e
   return differs;
 }
 
-// The routes a channel manager or payment system needs for its property.
+// The routes a channel manager or payment system needs for its properties.
 export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
   return [
     integrationEndpoint(scope, {
       method: "GET", path: "/v1/external/reservations", operationId: "listExternalReservations", tag,
-      summary: "The key's property's reservations by check-in, or by last change with updatedSince.",
-      query: listExternalReservationsQuery, countable: true,
+      summary: "The key's properties' reservations by check-in, or by last change with updatedSince.",
+      query: listExternalReservationsQuery, countable: true, requires: "reservations:read",
       success: [{ status: 200, description: "A page of reservations.", schema: listOf(reservation) }],
-    }, async ({ db, query, request, tenantId, propertyId }) => {
-      const page = pageFor(request, query, { reader: "integration", tenantId, propertyId });
+    }, async ({ db, query, request, tenantId, properties }) => {
+      // The one property the list reads, where it is known, for a planned count's estimate.
+      const propertyId = query.propertyId ?? (properties !== "all" && properties.length === 1 ? properties[0] : undefined);
+      const page = pageFor(request, query, { reader: "integration", tenantId, ...(propertyId ? { propertyId } : {}) });
       return listResponse(page, await listReservations(db, query, page));
     }),
 
     integrationEndpoint(scope, {
       method: "GET", path: "/v1/external/reservations/{id}", operationId: "getExternalReservation", tag,
-      summary: "Read one of the key's property's reservations, with its balance.", params: idParams, resource: "reservation",
+      summary: "Read one of the key's properties' reservations, with its balance.", params: idParams, resource: "reservation",
+      requires: "reservations:read",
       success: [{ status: 200, description: "The reservation.", schema: reservation, headers: ["ETag"] }],
     }, async ({ db, params, missing }) => {
       const found = await findReservation(db, params.id);
@@ -60,8 +63,8 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
 
     integrationEndpoint(scope, {
       method: "GET", path: "/v1/external/payments/{id}", operationId: "getExternalPayment", tag,
-      summary: "Read a payment on one of the key's property's reservations: the one a recorded payment's Location names.",
-      params: idParams, resource: "payment",
+      summary: "Read a payment on one of the key's properties' reservations: the one a recorded payment's Location names.",
+      params: idParams, resource: "payment", requires: "payments:write",
       success: [{ status: 200, description: "The payment.", schema: payment, headers: ["ETag"] }],
     }, async ({ db, params, missing }) => {
       const found = await findPayment(db, params.id);
@@ -71,9 +74,9 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
 
     integrationEndpoint(scope, {
       method: "POST", path: "/v1/external/reservations/{id}/payments", operationId: "recordExternalPayment", tag,
-      summary: "Record a payment on a reservation of the key's property; its balance follows. " +
+      summary: "Record a payment on a reservation of the key's properties; its balance follows. " +
         "The same externalReference again returns the first payment and records nothing.",
-      params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, problems: ["external-reference-reused", "lifecycle-transition-refused", "unprocessable"],
+      params: idParams, resource: "reservation", body: externalPaymentBody, prefer: true, requires: "payments:write", problems: ["external-reference-reused", "lifecycle-transition-refused", "unprocessable"],
       success: createdResponses(payment, "Recorded (or recorded before, with Idempotent-Replayed: true).", { emptyByDefault: true }),
       resourceAt: { path: "/v1/external/payments/{id}" },
     }, async ({ db, params, body, request, missing }) => {

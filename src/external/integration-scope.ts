@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from "kysely";
+import type { ApiKeyScope } from "../api-keys/schema.ts";
 import { type PresentedKey, presentedKey } from "../api-keys/secret.ts";
 import { compileOnce } from "../db/compile-once.ts";
 import type { DB } from "../db/database.ts";
@@ -9,7 +10,9 @@ import { type Admission, type RateLimit, rateLimitOf, tooManyRequests } from "./
 export type Integration = {
   db: Transaction<DB>;
   tenantId: string;
-  propertyId: string;
+  // The properties the key acts for, or "all" of its tenant's.
+  properties: string[] | "all";
+  scopes: ApiKeyScope[];
   apiKeyId: string;
   // The key's rate limit after this request, for the answer's RateLimit fields.
   rateLimit: RateLimit;
@@ -61,14 +64,16 @@ export const admissionQuery = compileOnce((db, keyId: string, secretHashHex: str
 // select list follow from its row, all in one statement, with the role's
 // statement_timeout for the statements after it.
 export const scopeQuery = compileOnce((db, keyId: string, secretHashHex: string) =>
-  sql<{ state: KeyState; tenantId: string; propertyId: string; apiKeyId: string }>`
+  sql<{ state: KeyState; tenantId: string; propertyIds: string[] | null; scopes: ApiKeyScope[]; apiKeyId: string }>`
     select k.state,
            set_config('statement_timeout', private.role_statement_timeout('api_integration'), true),
            set_config('app.tenant_id', coalesce(k.tenant_id::text, ''), true),
-           set_config('app.property_id', coalesce(k.property_id::text, ''), true),
+           set_config('app.property_ids', coalesce(k.property_ids::text, ''), true),
+           set_config('app.all_properties', coalesce(k.all_properties::text, ''), true),
+           set_config('app.api_scopes', coalesce(k.scopes::text, ''), true),
            set_config('app.api_key_id', coalesce(k.api_key_id::text, ''), true),
            set_config('role', 'api_integration', true),
-           k.tenant_id as "tenantId", k.property_id as "propertyId", k.api_key_id as "apiKeyId"
+           k.tenant_id as "tenantId", k.property_ids as "propertyIds", k.scopes, k.api_key_id as "apiKeyId"
     from private.authenticate_api_key(${keyId}, decode(${secretHashHex}, 'hex')) k`.compile(db)
 );
 
@@ -93,7 +98,10 @@ export function createIntegrationScope(deps: { db: Kysely<DB> }): IntegrationSco
         if (admitted?.outcome === "limited" && limit) throw tooManyRequests(limit);
         // The two statements judged the key apart only if it changed between them.
         if (admitted?.outcome !== "admitted" || !limit) throw refused("The API key is not valid.");
-        return await work({ db, tenantId: row.tenantId, propertyId: row.propertyId, apiKeyId: row.apiKeyId, rateLimit: limit });
+        return await work({
+          db, tenantId: row.tenantId, properties: row.propertyIds ?? "all", scopes: row.scopes, apiKeyId: row.apiKeyId,
+          rateLimit: limit,
+        });
       });
     },
   };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, isoDate, minorUnits, oneOrMany, timestampInput } from "../http/schemas.ts";
+import { currency, id, isoDate, minorUnits, oneOrMany, timestampInput } from "../http/schemas.ts";
 import { paymentMethods } from "../payments/schema.ts";
 import { reservationStatuses } from "../reservations/schema.ts";
 
@@ -16,6 +16,7 @@ export const externalPaymentBody = z.strictObject({
 
 export const listExternalReservationsQuery = z.strictObject({
   ...pageQuery,
+  propertyId: id.optional().meta({ description: "One of the key's properties; all of them without it." }),
   status: oneOrMany(reservationStatuses).optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),

@@ -182,6 +182,11 @@ export const rules: Record<string, Rule> = {
   access_codes_fields_fixed: { problem: "immutable-field" },
   access_codes_revoked_final: { problem: "lifecycle-transition-refused" },
   api_keys_fields_fixed: { problem: "immutable-field" },
+  api_keys_properties_required: {
+    problem: "unprocessable", detail: "A key acts for all properties or for some: give propertyIds or allProperties.",
+    field: "propertyIds",
+  },
+  api_keys_scopes_check: { problem: "unprocessable", detail: "scopes are some of the four a key may have.", field: "scopes" },
   api_keys_revoked_final: { problem: "lifecycle-transition-refused" },
   notifications_status_transition: { problem: "lifecycle-transition-refused" },
   notifications_sent_final: { problem: "lifecycle-transition-refused" },

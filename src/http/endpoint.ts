@@ -69,6 +69,9 @@ export type EndpointDoc = {
   resourceAt?: { path: string; idField?: string };
   // A webhook's signature: the security scheme it is (components.securitySchemes).
   signature?: "sendGridSignature" | "smsSignature";
+  // What the credentials must allow, as the security requirement's scopes: an API key's
+  // scope on an integration route.
+  scopes?: string[];
   // Headers the route reads besides the credentials.
   headers?: HeaderDoc[];
   // The body's media type, when it is not application/json.

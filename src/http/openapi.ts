@@ -107,6 +107,7 @@ function problemKinds(endpoint: Endpoint): ProblemKind[] {
     kinds.add("service-unavailable");
   }
   if (endpoint.access === "integration") kinds.add("too-many-requests");
+  if (endpoint.scopes && endpoint.scopes.length > 0) kinds.add("insufficient-scope");
   if (endpoint.access === "member" || endpoint.access === "manager") {
     kinds.add("forbidden");
     if (endpoint.tenantFrom === "path") kinds.add("not-found");
@@ -182,7 +183,10 @@ function parameters(endpoint: Endpoint, components: Components): JsonSchema[] {
 function securityOf(endpoint: Endpoint): Record<string, string[]>[] {
   if (endpoint.access === "public") return [];
   if (endpoint.access === "webhook") return endpoint.signature ? [{ [endpoint.signature]: [] }] : [];
-  if (endpoint.access === "integration") return [{ apiKeyBearer: [] }, { apiKeyHeader: [] }];
+  if (endpoint.access === "integration") {
+    const scopes = endpoint.scopes ?? [];
+    return [{ apiKeyBearer: scopes }, { apiKeyHeader: scopes }];
+  }
   return [{ bearerAuth: [] }];
 }
 
@@ -354,7 +358,7 @@ export function buildOpenApi(
         bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A Supabase Auth access token." },
         apiKeyBearer: {
           type: "http", scheme: "bearer", bearerFormat: "live_<key id>_<secret>",
-          description: "A property's API key (POST /v1/api-keys) as Authorization: Bearer <key>.",
+          description: "An API key (POST /v1/api-keys) as Authorization: Bearer <key>; each route lists the scope it needs.",
         },
         apiKeyHeader: {
           type: "apiKey", in: "header", name: "X-Api-Key",

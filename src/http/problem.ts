@@ -42,6 +42,11 @@ export const problemTypes = {
       "steady stream of these means the verification key or auth token setting is wrong.",
   },
   "forbidden": { status: 403, title: "Forbidden", meaning: "Signed in, but this caller may not do this in this tenant." },
+  "insufficient-scope": {
+    status: 403, title: "Insufficient scope",
+    meaning: "The API key lacks the scope this route needs, named in requiredScope: ask the tenant's managers for a key " +
+      "that has it. Nothing was read or written.",
+  },
   "origin-not-allowed": {
     status: 403, title: "Origin not allowed",
     meaning: "A browser's CORS preflight from an origin this deployment does not grant (CORS_ALLOWED_ORIGINS): " +

@@ -129,6 +129,9 @@ export const problem = z.object({
   }),
   maxAdults: z.number().int().optional().meta({ description: "With `maxOccupancy`: the most adults." }),
   maxChildren: z.number().int().optional().meta({ description: "With `maxOccupancy`: the most children." }),
+  requiredScope: z.string().optional().meta({
+    description: "With `urn:pms:problem:insufficient-scope`: the API key scope the route needs.",
+  }),
   reasons: z.array(z.string()).optional().meta({
     description: "Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: " +
       "`length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach).",

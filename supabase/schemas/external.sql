@@ -1,19 +1,43 @@
 -- The integration API (/v1/external/*): a request carries an API key (api-keys.sql) and
--- runs as the role api_integration (baseline.sql), in the tenant and the property of its
--- key: it sees that property's reservations and their payments, records payments on them,
--- and nothing else. Here: the request's context, the key's authentication, the rate limits
--- that every instance of the api function shares, and the idempotency keys that make an
--- integration's retries safe.
+-- runs as the role api_integration (baseline.sql), in the tenant of its key, for the
+-- properties it acts for and as far as its scopes go: it sees those properties'
+-- reservations and their payments, records payments on them, and nothing else. Here:
+-- the request's context, the key's authentication, the rate limits that every instance
+-- of the api function shares, and the idempotency keys that make an integration's
+-- retries safe.
 
 -- ---------------------------------------------------------------- the request's context
 
-create or replace function private.request_property_id()
-returns uuid
+-- The properties the request's key acts for; null when it acts for all of its tenant's.
+create or replace function private.request_property_ids()
+returns uuid[]
 language plpgsql stable
 set search_path = ''
 as $$
 begin
-  return nullif(pg_catalog.current_setting('app.property_id', true), '')::uuid;
+  return nullif(pg_catalog.current_setting('app.property_ids', true), '')::uuid[];
+end
+$$;
+
+-- Whether the request's key acts for every property of its tenant.
+create or replace function private.request_all_properties()
+returns boolean
+language plpgsql stable
+set search_path = ''
+as $$
+begin
+  return coalesce(nullif(pg_catalog.current_setting('app.all_properties', true), '')::boolean, false);
+end
+$$;
+
+-- Whether the request's key holds one of `wanted` scopes.
+create or replace function private.request_has_scope(wanted text[])
+returns boolean
+language plpgsql stable
+set search_path = ''
+as $$
+begin
+  return coalesce(nullif(pg_catalog.current_setting('app.api_scopes', true), '')::text[] && wanted, false);
 end
 $$;
 
@@ -27,41 +51,47 @@ begin
 end
 $$;
 
-grant execute on function private.request_property_id(), private.request_api_key_id() to api_integration;
+grant execute on function private.request_property_ids(), private.request_all_properties(),
+  private.request_has_scope(text[]), private.request_api_key_id() to api_integration;
 
 grant select on public.reservations to api_integration;
 grant select, insert on public.payments to api_integration;
 
-create policy "integrations read their property's reservations" on public.reservations
-  for select to api_integration
-  using (tenant_id = (select private.request_tenant_id()) and property_id = (select private.request_property_id()));
-
--- An integration reads its property's reservation tallies (reservations.sql), as it
--- reads its property's reservations.
-create policy "integrations read their property's reservation tallies" on public.reservation_status_tallies
-  for select to api_integration
-  using (tenant_id = (select private.request_tenant_id()) and property_id = (select private.request_property_id()));
-
-create policy "integrations read their property's payments" on public.payments
+-- A key that acts on reservations in any way sees its properties' reservations: reading
+-- them, writing them, or recording payments on them. Which routes a scope opens is the
+-- API's to say (src/external); what the key can reach at all is said here.
+create policy "integrations read their properties' reservations" on public.reservations
   for select to api_integration
   using (
     tenant_id = (select private.request_tenant_id())
-    and exists (
-      select 1 from public.reservations r
-      where r.tenant_id = payments.tenant_id and r.id = payments.reservation_id
-        and r.property_id = (select private.request_property_id())
-    )
+    and (select private.request_has_scope('{reservations:read,reservations:write,payments:write}'))
+    and ((select private.request_all_properties()) or property_id = any ((select private.request_property_ids())::uuid[]))
   );
-create policy "integrations record payments on their property's reservations" on public.payments
+
+-- An integration reads its properties' reservation tallies (reservations.sql), as it
+-- reads their reservations.
+create policy "integrations read their properties' reservation tallies" on public.reservation_status_tallies
+  for select to api_integration
+  using (
+    tenant_id = (select private.request_tenant_id())
+    and (select private.request_has_scope('{reservations:read,reservations:write,payments:write}'))
+    and ((select private.request_all_properties()) or property_id = any ((select private.request_property_ids())::uuid[]))
+  );
+
+-- Payments on the reservations the key sees (the reservations' own policy above).
+create policy "integrations read their properties' payments" on public.payments
+  for select to api_integration
+  using (
+    tenant_id = (select private.request_tenant_id())
+    and exists (select 1 from public.reservations r where r.tenant_id = payments.tenant_id and r.id = payments.reservation_id)
+  );
+create policy "integrations record payments on their properties' reservations" on public.payments
   for insert to api_integration
   with check (
     tenant_id = (select private.request_tenant_id())
+    and (select private.request_has_scope('{payments:write}'))
     and source = 'external' and payment_link_id is null and created_by is null
-    and exists (
-      select 1 from public.reservations r
-      where r.tenant_id = payments.tenant_id and r.id = payments.reservation_id
-        and r.property_id = (select private.request_property_id())
-    )
+    and exists (select 1 from public.reservations r where r.tenant_id = payments.tenant_id and r.id = payments.reservation_id)
   );
 
 -- ---------------------------------------------------------------- the key
@@ -87,13 +117,13 @@ begin
 end
 $$;
 
--- The key's outcome, for the request's answer: 'active' keys give their tenant and
--- property, a revoked or expired one only says so, and an unknown key id or a wrong
--- secret returns no row. Last use is stamped at most once a minute, and never by waiting
--- for another request's lock. The key is found by private.api_key_matching, which the
--- rate limiter shares.
+-- The key's outcome, for the request's answer: 'active' keys give their tenant, their
+-- properties (null for all of the tenant's) and their scopes, a revoked or expired one
+-- only says so, and an unknown key id or a wrong secret returns no row. Last use is
+-- stamped at most once a minute, and never by waiting for another request's lock. The
+-- key is found by private.api_key_matching, which the rate limiter shares.
 create or replace function private.authenticate_api_key(key_id text, secret_hash bytea)
-returns table (state text, tenant_id uuid, property_id uuid, api_key_id uuid)
+returns table (state text, tenant_id uuid, property_ids uuid[], all_properties boolean, scopes text[], api_key_id uuid)
 language plpgsql security definer
 set search_path = ''
 as $$
@@ -104,11 +134,11 @@ begin
     return;
   end if;
   if key.revoked_at is not null then
-    return query select 'revoked'::text, null::uuid, null::uuid, null::uuid;
+    return query select 'revoked'::text, null::uuid, null::uuid[], null::boolean, null::text[], null::uuid;
     return;
   end if;
   if key.expires_at is not null and key.expires_at <= now() then
-    return query select 'expired'::text, null::uuid, null::uuid, null::uuid;
+    return query select 'expired'::text, null::uuid, null::uuid[], null::boolean, null::text[], null::uuid;
     return;
   end if;
   perform from public.api_keys k
@@ -118,7 +148,12 @@ begin
   if found then
     update public.api_keys k set last_used_at = now() where k.tenant_id = key.tenant_id and k.id = key.id;
   end if;
-  return query select 'active'::text, key.tenant_id, key.property_id, key.id;
+  return query
+    select 'active'::text, key.tenant_id,
+           case when key.all_properties then null
+                else array(select p.property_id from public.api_key_properties p
+                           where p.tenant_id = key.tenant_id and p.api_key_id = key.id order by p.property_id) end,
+           key.all_properties, key.scopes, key.id;
 end
 $$;
 
@@ -325,7 +360,8 @@ begin
 end
 $$;
 
-revoke all on function private.request_property_id(), private.request_api_key_id(),
+revoke all on function private.request_property_ids(), private.request_all_properties(),
+  private.request_has_scope(text[]), private.request_api_key_id(),
   private.api_key_matching(text, bytea), private.authenticate_api_key(text, bytea), private.failed_api_key_policy(),
   private.admit_api_key_request(text, bytea, text), private.purge_failed_api_key_attempts() from public;
 

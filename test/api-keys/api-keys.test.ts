@@ -145,7 +145,7 @@ Deno.test("issuing refuses a missing name, an unknown field, another tenant's pr
     const post = (body: unknown) => a.ownerClient.post("/api-keys", body);
 
     await expectInvalid("POST", KEYS, await post({ propertyId: property.id }), "name");
-    await expectInvalid("POST", KEYS, await post({ name: "x", propertyId: property.id, scopes: ["all"] }), "scopes");
+    await expectInvalid("POST", KEYS, await post({ name: "x", propertyId: property.id, permissions: ["all"] }), "permissions");
     await expectInvalid("POST", KEYS, await post({ name: "x", propertyId: property.id, expiresAt: "tomorrow" }), "expiresAt");
     const unknown = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: UNKNOWN_ID }), 422, "unknown-reference");
     const foreign = await expectProblem("POST", KEYS, await post({ name: "x", propertyId: theirs.id }), 422, "unknown-reference");

@@ -181,7 +181,7 @@ Deno.test("the same through one server connection that every request shares: the
 
 const seen = sql<{ tenant: string | null; claims: string | null; property: string | null; role: string; pid: number }>`
   select current_setting('app.tenant_id', true) as tenant, current_setting('request.jwt.claims', true) as claims,
-         current_setting('app.property_id', true) as property, current_user as role, pg_backend_pid() as pid`;
+         current_setting('app.property_ids', true) as property, current_user as role, pg_backend_pid() as pid`;
 
 // A setting read on a connection where it was once set locally reads back as ''.
 const unset = (value: string | null) => value === null || value === "";
@@ -202,7 +202,7 @@ Deno.test("what a request's transaction sets is gone for the next client on the 
       const after = async (inside: { pid: number }, label: string) => {
         const [next] = await other<{ tenant: string | null; claims: string | null; property: string | null; role: string; pid: number }[]>`
           select current_setting('app.tenant_id', true) as tenant, current_setting('request.jwt.claims', true) as claims,
-                 current_setting('app.property_id', true) as property, current_user as role, pg_backend_pid() as pid`;
+                 current_setting('app.property_ids', true) as property, current_user as role, pg_backend_pid() as pid`;
         assert.equal(next!.pid, inside.pid, `${label}: the next client got the same server connection`);
         assert.ok(unset(next!.tenant) && unset(next!.claims) && unset(next!.property), `${label}: nothing left: ${JSON.stringify(next)}`);
         assert.equal(next!.role, "postgres", `${label}: the role is the login's again`);
@@ -217,7 +217,7 @@ Deno.test("what a request's transaction sets is gone for the next client on the 
       await after(read, "a member's read");
 
       const integration = await createIntegrationScope({ db }).run(presentedKey(key.secret)!, undefined, async ({ db }) => (await seen.execute(db)).rows[0]!);
-      assert.deepEqual([integration.tenant, integration.property, integration.role], [tenant.tenantId, property.id, "api_integration"]);
+      assert.deepEqual([integration.tenant, integration.property, integration.role], [tenant.tenantId, `{${property.id}}`, "api_integration"]);
       await after(integration, "an API key's request");
 
       // The control: a setting made for the session, as a SET would, is there for the

@@ -45,7 +45,7 @@ Deno.test("the list holds the key's property's reservations only; filters by sta
     assert.deepEqual(changed.data.map((row) => [row.id, row.notes]), [[stay.reservation.id, "late arrival"]]);
 
     for (const [query, field] of [["?status=lost", "status.0"], ["?from=May", "from"], ["?updatedSince=yesterday", "updatedSince"],
-      ["?propertyId=" + stay.property.id, "propertyId"], ["?limit=500", "limit"]] as const) {
+      ["?propertyId=hillside", "propertyId"], ["?unitId=" + stay.unit.id, "unitId"], ["?limit=500", "limit"]] as const) {
       await expectInvalid("GET", LIST, await external("GET", `/reservations${query}`, key.secret), field, query);
     }
   }));

@@ -47,8 +47,8 @@ Deno.test("a violated check is a 422: a column's check names the field, a rule a
       "The value of senderEmail is not allowed.",
     ],
     [
-      `insert into public.api_keys (tenant_id, property_id, name, key_id, secret_hash, last_four, expires_at)
-       values (gen_random_uuid(), gen_random_uuid(), 'k', 'aaaaaaaaaaaaaaaa', sha256('k'::bytea), 'abcd', now() - interval '1 day')`,
+      `insert into public.api_keys (tenant_id, all_properties, name, key_id, secret_hash, last_four, expires_at)
+       values (gen_random_uuid(), true, 'k', 'aaaaaaaaaaaaaaaa', sha256('k'::bytea), 'abcd', now() - interval '1 day')`,
       "expiresAt must be later than now.",
     ],
     [

@@ -53,7 +53,8 @@ export async function plannedByHand(
   return await sql.begin(async (tx) => {
     const claims = context.role === "authenticated" ? JSON.stringify({ sub: context.userId, role: "authenticated" }) : "";
     await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('app.tenant_id', ${context.tenantId}, true),
-                    set_config('app.property_id', ${context.role === "api_integration" ? context.propertyId : ""}, true),
+                    set_config('app.property_ids', ${context.role === "api_integration" ? `{${context.propertyId}}` : ""}, true),
+                    set_config('app.api_scopes', ${context.role === "api_integration" ? "{reservations:read,payments:write}" : ""}, true),
                     set_config('role', ${context.role}, true)`;
     const [explained] = await tx.unsafe<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }[]>(
       `explain (format json) ${query}`,

@@ -1176,7 +1176,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The key's property's reservations by check-in, or by last change with updatedSince. */
+        /** The key's properties' reservations by check-in, or by last change with updatedSince. */
         get: operations["listExternalReservations"];
         put?: never;
         post?: never;
@@ -1193,7 +1193,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one of the key's property's reservations, with its balance. */
+        /** Read one of the key's properties' reservations, with its balance. */
         get: operations["getExternalReservation"];
         put?: never;
         post?: never;
@@ -1210,7 +1210,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a payment on one of the key's property's reservations: the one a recorded payment's Location names. */
+        /** Read a payment on one of the key's properties' reservations: the one a recorded payment's Location names. */
         get: operations["getExternalPayment"];
         put?: never;
         post?: never;
@@ -1229,7 +1229,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record a payment on a reservation of the key's property; its balance follows. The same externalReference again returns the first payment and records nothing. */
+        /** Record a payment on a reservation of the key's properties; its balance follows. The same externalReference again returns the first payment and records nothing. */
         post: operations["recordExternalPayment"];
         delete?: never;
         options?: never;
@@ -1587,11 +1587,13 @@ export interface components {
             maxAdults?: number;
             /** @description With `maxOccupancy`: the most children. */
             maxChildren?: number;
+            /** @description With `urn:pms:problem:insufficient-scope`: the API key scope the route needs. */
+            requiredScope?: string;
             /** @description Only with `urn:pms:problem:weak-password`: why the password was refused, as Supabase Auth says: `length` (too short), `characters` (a required kind of character is missing), `pwned` (known from a breach). */
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -2651,8 +2653,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** Format: uuid */
-            propertyId: string;
+            /** @description The key's property when it acts for exactly one, else null. */
+            propertyId: string | null;
+            /** @description The properties the key acts for; empty when it acts for all. */
+            propertyIds: string[];
+            allProperties: boolean;
+            scopes: ("reservations:read" | "reservations:write" | "payments:write" | "ari:read")[];
             /** @description The key's public start, live_ and its key id; requests are looked up by it. */
             prefix: string;
             /** @description The secret's last four characters. */
@@ -2671,8 +2677,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
-            /** Format: uuid */
-            propertyId: string;
+            /** @description The key's property when it acts for exactly one, else null. */
+            propertyId: string | null;
+            /** @description The properties the key acts for; empty when it acts for all. */
+            propertyIds: string[];
+            allProperties: boolean;
+            scopes: ("reservations:read" | "reservations:write" | "payments:write" | "ari:read")[];
             /** @description The key's public start, live_ and its key id; requests are looked up by it. */
             prefix: string;
             /** @description The secret's last four characters. */
@@ -2694,9 +2704,18 @@ export interface components {
             name: string;
             /**
              * Format: uuid
-             * @description The one property the key acts for.
+             * @description The one property the key acts for (or propertyIds, or allProperties).
              */
-            propertyId: string;
+            propertyId?: string;
+            /** @description The properties the key acts for. */
+            propertyIds?: string[];
+            /**
+             * @description The key acts for every property of the tenant, those added later included.
+             * @constant
+             */
+            allProperties?: true;
+            /** @description What the key may do; reservations:read and payments:write unless given. */
+            scopes?: ("reservations:read" | "reservations:write" | "payments:write" | "ari:read")[];
             /** @description When the key stops working; it never expires without one. */
             expiresAt?: string;
         };
@@ -11889,6 +11908,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description One of the key's properties; all of them without it. */
+                propertyId?: string;
                 status?: string;
                 /** @description Stays that include a night on or after this date. */
                 from?: string;
@@ -11933,6 +11954,17 @@ export interface operations {
             /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11998,6 +12030,17 @@ export interface operations {
             /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12074,6 +12117,17 @@ export interface operations {
             /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12158,6 +12212,17 @@ export interface operations {
             /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

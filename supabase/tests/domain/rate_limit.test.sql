@@ -16,9 +16,9 @@ language sql as $$
 $$;
 
 select tests.act_as_operator();
-insert into public.api_keys (tenant_id, property_id, name, key_id, secret_hash, last_four)
-  values (tests.fx('tenants'), tests.fx('properties'), 'Channel manager', 'aaaaaaaaaaaaaaaa', sha256('secret-of-a'::bytea), 'of-a'),
-         (tests.fx('tenants'), tests.fx('properties'), 'Payments', 'bbbbbbbbbbbbbbbb', sha256('secret-of-b'::bytea), 'of-b');
+insert into public.api_keys (tenant_id, all_properties, name, key_id, secret_hash, last_four)
+  values (tests.fx('tenants'), true, 'Channel manager', 'aaaaaaaaaaaaaaaa', sha256('secret-of-a'::bytea), 'of-a'),
+         (tests.fx('tenants'), true, 'Payments', 'bbbbbbbbbbbbbbbb', sha256('secret-of-b'::bytea), 'of-b');
 
 -- The tables.
 select ok((select relrowsecurity from pg_class where oid = 'public.api_key_request_windows'::regclass),

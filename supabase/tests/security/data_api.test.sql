@@ -25,8 +25,10 @@ select * from no_plan();
 -- A tenant with a row in every table: make_tenant's, and the four it leaves empty (the
 -- access code's notification, sent, takes a delivery event).
 select tests.use_fixture(tests.make_tenant('Alpha')) is not null as fixture \gset
-insert into public.api_keys (tenant_id, property_id, name, key_id, secret_hash, last_four)
-values (tests.fx('tenants'), tests.fx('properties'), 'Channel manager', 'abcdefghijklmnop', decode(repeat('ab', 32), 'hex'), 'wxyz');
+insert into public.api_keys (tenant_id, name, key_id, secret_hash, last_four)
+values (tests.fx('tenants'), 'Channel manager', 'abcdefghijklmnop', decode(repeat('ab', 32), 'hex'), 'wxyz');
+insert into public.api_key_properties (tenant_id, api_key_id, property_id)
+select k.tenant_id, k.id, tests.fx('properties') from public.api_keys k where k.tenant_id = tests.fx('tenants');
 insert into public.idempotency_keys (tenant_id, api_key_id, key, request_hash)
 select k.tenant_id, k.id, 'retry-1', decode(repeat('cd', 32), 'hex') from public.api_keys k where k.tenant_id = tests.fx('tenants');
 insert into public.notification_preferences (tenant_id, template_key, channel, enabled)
@@ -81,7 +83,9 @@ begin
   perform set_config('role', 'postgres', true);
   -- A connection PostgREST serves from has never had the api function's settings.
   perform set_config('app.tenant_id', case when api_context then tests.fx('tenants')::text else '' end, true);
-  perform set_config('app.property_id', '', true);
+  perform set_config('app.property_ids', '', true);
+  perform set_config('app.all_properties', '', true);
+  perform set_config('app.api_scopes', '', true);
   perform set_config('app.api_key_id', '', true);
   perform set_config('search_path', 'public, extensions', true);
   perform set_config('role', c.role, true);
