@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { id, oneOrMany, text, timestamp, timestampInput } from "../http/schemas.ts";
+import { domainRule, id, oneOrMany, text, timestamp, timestampInput } from "../http/schemas.ts";
 
 export const apiKeyStatuses = ["active", "revoked", "expired"] as const;
 
@@ -25,7 +25,7 @@ export const createApiKeyBody = z.strictObject({
   }),
   expiresAt: timestampInput.optional().meta({ description: "When the key stops working; it never expires without one." }),
 }).refine((body) => [body.propertyId, body.propertyIds, body.allProperties].filter((field) => field !== undefined).length === 1, {
-  message: "Give exactly one of propertyId, propertyIds and allProperties.", path: ["propertyIds"],
+  message: "Give exactly one of propertyId, propertyIds and allProperties.", path: ["propertyIds"], params: domainRule,
 }).transform(({ propertyId, propertyIds, allProperties, scopes, ...rest }) => ({
   ...rest,
   allProperties: allProperties === true,

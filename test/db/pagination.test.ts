@@ -140,10 +140,13 @@ Deno.test("the statements each count sends: exact counts in the page's, none cou
     }
   }));
 
-// The member policies' sub-select the planner cannot evaluate (see OPAQUE_CONDITION_SELECTIVITY).
+// The policies' sub-select the planner cannot evaluate (see OPAQUE_CONDITION_SELECTIVITY):
+// a member's membership or role, an integration's scope.
 const opaque = /\(\s*SELECT private\.request_is_(member|manager)\(\) AS request_is_(member|manager)\)/g;
+const opaqueScope = /\(\s*SELECT private\.request_has_scope\('\{[a-z:,]+\}'::text\[\]\) AS request_has_scope\)/g;
+const opaqueAllProperties = /\(\s*SELECT private\.request_all_properties\(\) AS request_all_properties\)/g;
 
-Deno.test("a member's read policies each end in one condition the planner cannot estimate; an integration's in none", () =>
+Deno.test("a member's read policies each end in one condition the planner cannot estimate; an integration's holds two", () =>
   withFixture(async ({ sql }) => {
     // Every table a session API list reads, and the one the integration API lists.
     const tables = ["access_codes", "api_keys", "guests", "inbox_messages", "notification_preferences", "notifications",
@@ -161,6 +164,8 @@ Deno.test("a member's read policies each end in one condition the planner cannot
     const integration = policies.filter((policy) => policy.tablename === "reservations" && policy.roles.includes("api_integration"));
     assert.equal(integration.length, 1);
     assert.equal(integration[0]!.qual.match(opaque), null, integration[0]!.qual);
+    assert.equal(integration[0]!.qual.match(opaqueScope)?.length, 1, integration[0]!.qual);
+    assert.equal(integration[0]!.qual.match(opaqueAllProperties)?.length, 1, integration[0]!.qual);
     assert.equal(OPAQUE_CONDITION_SELECTIVITY, 0.5);
   }));
 
