@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import { accessCodeEndpoints } from "./access-codes/handlers.ts";
 import { apiKeyEndpoints } from "./api-keys/handlers.ts";
 import { availabilityEndpoints } from "./availability/handlers.ts";
+import { calendarFeedEndpoints } from "./calendar-feeds/handlers.ts";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
@@ -69,6 +70,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...ratePlanEndpoints(scope),
     ...rateCalendarEndpoints(scope),
     ...availabilityEndpoints(scope),
+    ...calendarFeedEndpoints(scope, { db: deps.db, publicUrl: () => deps.webhooks.publicUrl }),
     ...guestEndpoints(scope),
     ...reservationEndpoints(scope),
     ...paymentEndpoints(scope),

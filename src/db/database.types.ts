@@ -207,6 +207,75 @@ export type Database = {
           },
         ];
       };
+      "calendar_feeds": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "last_four": string;
+          "name": string;
+          "property_id": string;
+          "revoked_at": string | null;
+          "room_type_id": string | null;
+          "tenant_id": string;
+          "token_hash": string;
+          "unit_id": string | null;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "last_four": string;
+          "name": string;
+          "property_id": string;
+          "revoked_at"?: string | null;
+          "room_type_id"?: string | null;
+          "tenant_id"?: string;
+          "token_hash": string;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "last_four"?: string;
+          "name"?: string;
+          "property_id"?: string;
+          "revoked_at"?: string | null;
+          "room_type_id"?: string | null;
+          "tenant_id"?: string;
+          "token_hash"?: string;
+          "unit_id"?: string | null;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "calendar_feeds_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "calendar_feeds_tenant_id_property_id_room_type_id_fkey";
+            columns: ["tenant_id", "property_id", "room_type_id"];
+            isOneToOne: false;
+            referencedRelation: "room_types";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+          {
+            foreignKeyName: "calendar_feeds_tenant_id_property_id_unit_id_fkey";
+            columns: ["tenant_id", "property_id", "unit_id"];
+            isOneToOne: false;
+            referencedRelation: "units";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
       "guests": {
         Row: {
           "country_code": string | null;

@@ -101,6 +101,12 @@ export const rules: Record<string, Rule> = {
   unit_blocks_tenant_id_property_id_unit_id_fkey: {
     problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
   },
+  calendar_feeds_tenant_id_property_id_unit_id_fkey: {
+    problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
+  },
+  calendar_feeds_tenant_id_property_id_room_type_id_fkey: {
+    problem: "unknown-reference", detail: "The room type does not exist in this tenant.", field: "roomTypeId",
+  },
   rate_plans_derivation_complete: {
     problem: "unprocessable", detail: "A derived plan names its base plan and exactly one of derivedPercent and derivedAmount.",
     field: "derivedFromId",
@@ -188,6 +194,8 @@ export const rules: Record<string, Rule> = {
   },
   api_keys_scopes_check: { problem: "unprocessable", detail: "scopes are some of the four a key may have.", field: "scopes" },
   api_keys_revoked_final: { problem: "lifecycle-transition-refused" },
+  calendar_feeds_fields_fixed: { problem: "immutable-field" },
+  calendar_feeds_revoked_final: { problem: "lifecycle-transition-refused" },
   notifications_status_transition: { problem: "lifecycle-transition-refused" },
   notifications_sent_final: { problem: "lifecycle-transition-refused" },
   tenant_members_keep_an_owner: { problem: "last-owner" },

@@ -7,7 +7,7 @@ import { HttpError } from "./problem.ts";
 // A strong validator of the representation itself: any change to what a client
 // reads changes it, and nothing else does. node:crypto hashes in place; Web Crypto's
 // digest is an asynchronous operation that cost a request twenty times as much.
-function etagOfText(text: string): string {
+export function etagOfText(text: string): string {
   return `"${createHash("sha256").update(text).digest().subarray(0, 18).toString("base64url")}"`;
 }
 

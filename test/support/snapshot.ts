@@ -2,10 +2,10 @@
 // a refused request mean the request changed nothing of the tenant's.
 import type postgres from "postgres";
 
-const TABLES = ["tenants", "tenant_memberships", "properties", "units", "rate_plans", "guests", "reservations",
-  "payments", "payment_links", "tasks", "access_codes", "notifications", "notification_events", "notification_preferences",
-  "api_keys", "idempotency_keys", "inbox_messages",
-  "push_subscriptions"];
+const TABLES = ["tenants", "tenant_memberships", "properties", "room_types", "units", "unit_blocks", "rate_plans",
+  "rate_plan_days", "guests", "reservations", "payments", "payment_links", "tasks", "access_codes", "notifications",
+  "notification_events", "notification_preferences", "api_keys", "api_key_properties", "idempotency_keys",
+  "calendar_feeds", "inbox_messages", "push_subscriptions"];
 
 export async function tenantSnapshot(sql: postgres.Sql, tenantId: string): Promise<string> {
   const parts: string[] = [];

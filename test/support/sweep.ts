@@ -123,6 +123,8 @@ export function bodiesFor(
     changeTaskStatus: { status: "in_progress" },
     setNotificationPreference: { templateKey: "checkout_summary", channel: "email", enabled: false },
     createApiKey: { name: "Probe integration", propertyId: f.propertyId },
+    createCalendarFeed: { unitId: f.unitId, name: "Probe room's calendar" },
+    updateCalendarFeed: { name: "Renamed by a probe" },
     registerPushSubscription: f.browser,
     createWebhookSubscription: { url: "https://probe.example.com/other" },
     updateWebhookSubscription: { description: "changed by a probe" },
@@ -184,6 +186,7 @@ export async function world(fixture: Fixture): Promise<World> {
     propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
   });
   const apiKey = await issueApiKey(owner, property.id);
+  const calendarFeed = await made("/calendar-feeds", "/v1/calendar-feeds", { unitId: unit.id, name: "Room 1" });
   const sibling = await issueApiKey(owner, (await createProperty(owner)).id);
   const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id);
   // The door code's delivery, made from its event as the worker makes it.
@@ -217,7 +220,7 @@ export async function world(fixture: Fixture): Promise<World> {
         properties: property.id, units: unit.id, "room-types": unit.roomTypeId, "unit-blocks": unitBlock,
         "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
-        notifications: notification, "api-keys": apiKey.id, inbox: inboxMessage, subscriptions: subscription,
+        notifications: notification, "api-keys": apiKey.id, "calendar-feeds": calendarFeed, inbox: inboxMessage, subscriptions: subscription,
         "webhook-subscriptions": webhookSubscription, "webhook-deliveries": webhookDelivery,
       },
     },

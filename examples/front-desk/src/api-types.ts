@@ -416,6 +416,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calendar-feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's calendar feeds, newest first, without their URLs. */
+        get: operations["listCalendarFeeds"];
+        put?: never;
+        /** Make an iCal feed of a unit's or a room type's unsellable nights; the response is the only time its URL is shown. */
+        post: operations["createCalendarFeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calendar-feeds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a calendar feed, without its URL. */
+        get: operations["getCalendarFeed"];
+        put?: never;
+        post?: never;
+        /** Revoke a calendar feed; its URL answers 404 from now on. Revoking again changes nothing. */
+        delete: operations["revokeCalendarFeed"];
+        options?: never;
+        head?: never;
+        /** Rename a calendar feed. */
+        patch: operations["updateCalendarFeed"];
+        trace?: never;
+    };
+    "/v1/ical/{feed}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A calendar feed's iCalendar (RFC 5545): all-day events for the nights its unit or room type cannot be sold, from 30 days ago to two years ahead. The token is the credential; an unknown or revoked one is a 404. */
+        get: operations["getCalendarFeedContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/guests": {
         parameters: {
             query?: never;
@@ -2133,6 +2187,63 @@ export interface components {
                     }[];
                 }[];
             }[];
+        };
+        CalendarFeed: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            propertyId: string;
+            unitId: string | null;
+            roomTypeId: string | null;
+            name: string;
+            /** @description The token's last four characters, to tell feeds apart. */
+            lastFour: string;
+            /** @enum {string} */
+            status: "active" | "revoked";
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            revokedAt: string | null;
+        };
+        CalendarFeedUpdate: {
+            name: string;
+        };
+        CalendarFeedIssued: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            propertyId: string;
+            unitId: string | null;
+            roomTypeId: string | null;
+            name: string;
+            /** @description The token's last four characters, to tell feeds apart. */
+            lastFour: string;
+            /** @enum {string} */
+            status: "active" | "revoked";
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            revokedAt: string | null;
+            /** @description The feed's secret address, for Airbnb, Vrbo, Booking.com or Google Calendar to subscribe to. Shown in this response only: only the token's hash is kept. */
+            url: string;
+        };
+        CalendarFeedCreate: {
+            /**
+             * Format: uuid
+             * @description The unit whose held stays and blocks the feed shows (or roomTypeId).
+             */
+            unitId?: string;
+            /**
+             * Format: uuid
+             * @description The room type whose nights with no room left the feed shows (or unitId).
+             */
+            roomTypeId?: string;
+            /** @description The calendar's name in a subscriber's list, like "Room 101 at Harbour House". */
+            name: string;
         };
         Guest: {
             /** Format: uuid */
@@ -6760,6 +6871,477 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCalendarFeeds: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                propertyId?: string;
+                unitId?: string;
+                roomTypeId?: string;
+                status?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of calendar feeds. */
+            200: {
+                headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CalendarFeed"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCalendarFeed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarFeedCreate"];
+            };
+        };
+        responses: {
+            /** @description Made; give the URL to the calendar service now. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeedIssued"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCalendarFeed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar feed. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeed"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeCalendarFeed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCalendarFeed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarFeedUpdate"];
+            };
+        };
+        responses: {
+            /** @description Updated (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarFeed"];
+                };
+            };
+            /** @description Updated. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCalendarFeedContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The feed's token followed by .ics, as its URL gives it. */
+                feed: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description Unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
