@@ -27,8 +27,10 @@ const errorText: Record<number, string> = {
 
 const integrationErrorText: Record<number, string> = {
   401: "The API key is missing, unknown, revoked or expired.",
-  404: "No such resource in the key's property (another property's or tenant's id answers the same).",
-  409: "The Idempotency-Key was used for a different request, or the write conflicts with the resource's state.",
+  403: "The API key lacks the scope this route needs (`requiredScope`).",
+  404: "No such resource in the key's properties (another property's or tenant's id answers the same).",
+  409: "The first request with this Idempotency-Key has not finished, or the write conflicts with the resource's state.",
+  422: "The Idempotency-Key was used for a different request, or the request breaks a rule of the domain.",
   429: "The API key's rate limit for the current window is spent (`RateLimit-Policy: \"api-key\"`), or this client's address " +
     "sent too many unknown API keys (`\"failed-keys\"`): wait the seconds `Retry-After` gives.",
 };
@@ -391,7 +393,7 @@ export function buildOpenApi(
         IdempotencyKey: {
           name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", pattern: "^[!-~]{1,255}$" },
           description: "A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours " +
-            "gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409.",
+            "gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422.",
         },
         Prefer: {
           name: "Prefer", in: "header", required: false,

@@ -127,7 +127,7 @@ export const problemTypes = {
     meaning: "A tenant keeps at least one owner: make another member owner first.",
   },
   "idempotency-key-reused": {
-    status: 409, title: "Idempotency-Key reused",
+    status: 422, title: "Idempotency-Key reused",
     meaning: "This Idempotency-Key was used for a different request: use a new key for a new request.",
   },
   "idempotency-key-in-progress": {

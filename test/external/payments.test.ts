@@ -158,7 +158,7 @@ Deno.test("Idempotency-Key: a retry replays the first answer; a different body u
     assert.equal(retried.headers.get("etag"), first.headers.get("etag"));
 
     const conflict = await pay(key.secret, stay.reservation.id, { ...body, externalReference: "psp-2" }, idempotency);
-    assert.match((await expectProblem("POST", PAY, conflict, 409, "idempotency-key-reused")).detail, /different request/);
+    assert.match((await expectProblem("POST", PAY, conflict, 422, "idempotency-key-reused")).detail, /different request/);
     await expectInvalid("POST", PAY, await pay(key.secret, stay.reservation.id, body, { "idempotency-key": "x".repeat(256) }),
       "Idempotency-Key");
 

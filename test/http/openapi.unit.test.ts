@@ -156,7 +156,9 @@ Deno.test("every problem type is in the document with its status; each operation
     doc.paths[path]?.[method]?.responses["409"]?.["x-problem-types"] ?? [];
   assert.ok(conflicts("/v1/reservations", "post").includes("urn:pms:problem:unit-already-booked"));
   assert.ok(conflicts("/v1/units/{id}", "delete").includes("urn:pms:problem:still-referenced"));
-  assert.ok(conflicts("/v1/external/reservations/{id}/payments", "post").includes("urn:pms:problem:idempotency-key-reused"));
+  assert.ok(conflicts("/v1/external/reservations/{id}/payments", "post").includes("urn:pms:problem:idempotency-key-in-progress"));
+  assert.ok((doc.paths["/v1/external/reservations/{id}/payments"]?.post?.responses["422"]?.["x-problem-types"] ?? [])
+    .includes("urn:pms:problem:idempotency-key-reused"));
 });
 
 Deno.test("every list takes Prefer: count= and its page documents Preference-Applied; nothing else does", async () => {

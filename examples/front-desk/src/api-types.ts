@@ -3053,7 +3053,7 @@ export interface components {
         TenantId: string;
         /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
         IfMatch: string;
-        /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
+        /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422. */
         IdempotencyKey: string;
         /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
         Prefer: ("return=minimal" | "return=representation") | string;
@@ -12542,7 +12542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12618,7 +12618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12629,7 +12629,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12705,7 +12705,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12716,7 +12716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12757,7 +12757,7 @@ export interface operations {
             header?: {
                 /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
                 Prefer?: components["parameters"]["Prefer"];
-                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 409. */
+                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -12800,7 +12800,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:insufficient-scope`. */
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12811,7 +12811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource in the key's property (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12822,7 +12822,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The Idempotency-Key was used for a different request, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-reused`, `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:external-reference-reused`, `urn:pms:problem:lifecycle-transition-refused`. */
+            /** @description The first request with this Idempotency-Key has not finished, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:external-reference-reused`, `urn:pms:problem:lifecycle-transition-refused`. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12851,7 +12851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:idempotency-key-reused`, `urn:pms:problem:unprocessable`. */
             422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
