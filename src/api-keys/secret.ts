@@ -44,9 +44,14 @@ export function prefixOf(keyId: string): string {
   return `${PREFIX}${keyId}`;
 }
 
+// 256 random bits as 43 base64url characters: an API key's secret, a calendar feed's token.
+export function randomSecret(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(SECRET_BYTES))).toString("base64url");
+}
+
 export function issueKey(): IssuedKey {
   const keyId = base32(crypto.getRandomValues(new Uint8Array(KEY_ID_LENGTH * 5 / 8)));
-  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(SECRET_BYTES))).toString("base64url");
+  const secret = randomSecret();
   return { token: `${prefixOf(keyId)}_${secret}`, keyId, lastFour: secret.slice(-4), secretHashHex: sha256Hex(secret) };
 }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { z } from "zod";
+import { sha256Hex } from "../api-keys/secret.ts";
 import type { DB } from "../db/database.ts";
 import { type Endpoint, notFound, publicEndpoint } from "../http/endpoint.ts";
 import { jsonText, noContent } from "../http/json.ts";
@@ -26,7 +27,7 @@ import {
   listCalendarFeedsQuery,
   updateCalendarFeedBody,
 } from "./schema.ts";
-import { feedTokenHash, issueFeedToken } from "./token.ts";
+import { issueFeedToken } from "./token.ts";
 
 const tag = "Calendar feeds";
 
@@ -84,7 +85,7 @@ export function calendarFeedEndpoints(scope: RequestScope, deps: { db: Kysely<DB
         { status: 304, description: "Unchanged since the ETag sent in If-None-Match.", headers: ["ETag"] },
       ],
     }, async ({ params, request }) => {
-      const feed = await readFeed(deps.db, feedTokenHash(params.feed.slice(0, -".ics".length)));
+      const feed = await readFeed(deps.db, sha256Hex(params.feed.slice(0, -".ics".length)));
       if (!feed) throw notFound("calendar feed");
       const body = renderCalendar({
         name: feed.name,
