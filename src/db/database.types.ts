@@ -1168,6 +1168,7 @@ export type Database = {
           "balance": number | null;
           "cancellation_reason": string | null;
           "cancelled_at": string | null;
+          "channel": string | null;
           "check_in": string;
           "check_out": string;
           "checked_in_at": string | null;
@@ -1202,6 +1203,7 @@ export type Database = {
           "balance"?: never;
           "cancellation_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "channel"?: string | null;
           "check_in": string;
           "check_out": string;
           "checked_in_at"?: string | null;
@@ -1235,6 +1237,7 @@ export type Database = {
           "balance"?: never;
           "cancellation_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "channel"?: string | null;
           "check_in"?: string;
           "check_out"?: string;
           "checked_in_at"?: string | null;

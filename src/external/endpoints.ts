@@ -39,9 +39,25 @@ function insufficientScope(requires: ApiKeyScope): HttpError {
   });
 }
 
+// The parsed input, or its 422 kept to be thrown when the input is asked for; any other
+// refusal (a 400) at once.
+async function afterTheKey<T>(parse: () => Promise<T>): Promise<() => T> {
+  try {
+    const value = await parse();
+    return () => value;
+  } catch (error) {
+    if (error instanceof HttpError && error.kind === "unprocessable") {
+      return () => {
+        throw error;
+      };
+    }
+    throw error;
+  }
+}
+
 // A route under /v1/external: the API key names the tenant and the properties, RLS as
 // api_integration limits every query to them, the route runs only for a key that holds
-// the scope it requires, and a POST honours Idempotency-Key. Every
+// the scope it requires, and every write honours Idempotency-Key. Every
 // answer to a request the key's rate limit counted carries its RateLimit fields, a
 // refusal as well as a success; what is refused before the key is read (a missing or
 // malformed key, query or body) is not counted and carries none.
@@ -60,7 +76,7 @@ export function integrationEndpoint<
   const handler = work as (context: IntegrationContext<P, Q, B>) => Promise<Response>;
   if (doc.params && !doc.resource) throw new Error(`${doc.operationId}: name the resource its path names, for its 404`);
   const missing = () => notFound(doc.resource);
-  const idempotent = doc.method === "POST";
+  const idempotent = doc.method !== "GET";
   const { requires, ...described } = doc;
   return {
     ...described,
@@ -70,8 +86,10 @@ export function integrationEndpoint<
     handle: async (request, params) => {
       const key = scope.authenticate(request);
       const idempotencyKey = idempotent ? idempotencyKeyOf(request) : null;
-      const query = parseQuery(doc.query as Q, request);
-      const body = await parseBody(doc.body as B, request);
+      // A query or body of the right shape that breaks a rule between its fields (a 422) is
+      // a refusal of the domain, which a key's request meets once it is counted, like any other.
+      const query = await afterTheKey(async () => parseQuery(doc.query as Q, request));
+      const body = await afterTheKey(() => parseBody(doc.body as B, request));
       const counted: { limit?: RateLimit } = {};
       try {
         const response = await scope.run(key, clientAddress(request), async ({ rateLimit, ...integration }) => {
@@ -80,9 +98,10 @@ export function integrationEndpoint<
           if (!integration.scopes.includes(requires)) throw insufficientScope(requires);
           // After the key: without a valid one, every path is refused alike.
           const parsedParams = parseParams(doc.params as P, params, doc.resource);
-          const run = () => handler({ ...integration, params: parsedParams, query, body, request, missing });
+          const input = { params: parsedParams, query: query(), body: body() };
+          const run = () => handler({ ...integration, ...input, request, missing });
           if (idempotencyKey === null) return await run();
-          const hash = requestHash(doc.operationId, { params: parsedParams, body });
+          const hash = requestHash(doc.operationId, { params: input.params, body: input.body });
           return await once(integration.db, idempotencyKey, hash, run);
         });
         return counted.limit ? withRateLimit(response, counted.limit) : response;

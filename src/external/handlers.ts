@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { Endpoint } from "../http/endpoint.ts";
+import { jsonText } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
-import { createdResponses } from "../http/resource-endpoints.ts";
+import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { findPayment, findPaymentByReference, insertPayment } from "../payments/queries.ts";
@@ -11,7 +12,24 @@ import { reservation } from "../reservations/schema.ts";
 import { integrationEndpoint } from "./endpoints.ts";
 import { REPLAYED_HEADER } from "./idempotency.ts";
 import type { IntegrationScope } from "./integration-scope.ts";
-import { externalPaymentBody, listExternalReservationsQuery } from "./schema.ts";
+import {
+  cancelChannelBooking,
+  channelGuestId,
+  findChannelBooking,
+  insertChannelBooking,
+  lockChannelBooking,
+  readChannelAri,
+  updateChannelBooking,
+} from "./queries.ts";
+import {
+  ari,
+  ariQuery,
+  channelBookingBody,
+  channelBookingChange,
+  channelCancellation,
+  externalPaymentBody,
+  listExternalReservationsQuery,
+} from "./schema.ts";
 
 const tag = "External";
 
@@ -33,6 +51,35 @@ function mismatch(first: Payment, reservationId: string, body: z.output<typeof e
   if (first.currency !== body.currency) differs.push("currency");
   if (first.method !== body.method) differs.push("method");
   return differs;
+}
+
+type Reservation = NonNullable<Awaited<ReturnType<typeof findReservation>>>;
+
+// 201 with Location, as any creation; a channel's retry answers as its first booking did.
+function booked(request: Request, row: Reservation, replayed: boolean): Response {
+  const response = written(request, row, { created: { location: locationOf(request, `external/reservations/${row.id}`) } });
+  if (replayed) response.headers.set(REPLAYED_HEADER, "true");
+  return response;
+}
+
+// What differs between a channel's first booking under a reference and a booking sent
+// again with it. The guest is not compared: the first booking found or made them.
+function bookingMismatch(first: Reservation, propertyId: string, body: z.output<typeof channelBookingBody>): string[] {
+  const differs: string[] = [];
+  if (first.propertyId !== propertyId) differs.push("property");
+  if (first.roomTypeId !== body.roomTypeId) differs.push("roomTypeId");
+  if (first.ratePlanId !== body.ratePlanId) differs.push("ratePlanId");
+  if (first.checkIn !== body.checkIn) differs.push("checkIn");
+  if (first.checkOut !== body.checkOut) differs.push("checkOut");
+  if (first.adults !== body.adults) differs.push("adults");
+  if (first.children !== body.children) differs.push("children");
+  if (body.totalAmount === undefined ? first.priceOverridden : first.totalAmount !== body.totalAmount) differs.push("totalAmount");
+  if (body.currency !== undefined && first.currency !== body.currency) differs.push("currency");
+  return differs;
+}
+
+function notAChannelBooking(): HttpError {
+  return new HttpError("not-a-channel-booking", "This reservation was not booked through a channel: the property's staff change it.");
 }
 
 // The routes a channel manager or payment system needs for its properties.
@@ -59,6 +106,76 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       const found = await findReservation(db, params.id);
       if (!found) throw missing();
       return representation(found);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "POST", path: "/v1/external/properties/{id}/reservations", operationId: "createChannelBooking", tag,
+      summary: "Book a stay that a channel sold, for a room type and a rate plan of the key's property, at the channel's " +
+        "price or the calendar's; the guest is found or added. The same externalReference again returns the first " +
+        "reservation and books nothing. A room type with no room left on one of the nights is a 409 no-availability, " +
+        "and nothing is stored.",
+      params: idParams, resource: "property", body: channelBookingBody, prefer: true, requires: "reservations:write",
+      problems: ["no-availability", "rate-restricted", "over-occupancy", "external-reference-reused", "already-exists", "unknown-reference", "unprocessable"],
+      success: createdResponses(reservation, "Booked (or booked before, with Idempotent-Replayed: true)."),
+      resourceAt: { path: "/v1/external/reservations/{id}" },
+    }, async ({ db, params, body, request, missing }) => {
+      const property = await db.selectFrom("properties").select("id").where("id", "=", params.id).executeTakeFirst();
+      if (!property) throw missing();
+      await lockChannelBooking(db, body);
+      const first = await findChannelBooking(db, body);
+      if (first) {
+        const differs = bookingMismatch(first, params.id, body);
+        if (differs.length > 0) {
+          throw new HttpError("external-reference-reused",
+            `This externalReference is already booked with a different ${differs.join(", ")}: change it with PATCH /v1/external/reservations/${first.id}.`);
+        }
+        return booked(request, first, true);
+      }
+      const guestId = await channelGuestId(db, body.guest);
+      return booked(request, await insertChannelBooking(db, params.id, guestId, body), false);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "PATCH", path: "/v1/external/reservations/{id}", operationId: "changeChannelBooking", tag,
+      summary: "Change a stay a channel booked: its dates, room type, rate plan, party, guest or price. It is priced again " +
+        "from the calendar unless the channel gave its own price.",
+      params: idParams, resource: "reservation", body: channelBookingChange, prefer: true, requires: "reservations:write",
+      problems: ["no-availability", "rate-restricted", "over-occupancy", "not-a-channel-booking", "lifecycle-transition-refused", "unknown-reference", "unprocessable"],
+      success: changedResponses(reservation, "Changed."),
+    }, async ({ db, params, body, request, missing }) => {
+      const { guest, ...stay } = body;
+      const guestId = guest ? await channelGuestId(db, guest) : undefined;
+      const row = await updateChannelBooking(db, params.id, { ...stay, ...(guestId ? { guestId } : {}) });
+      if (row) return written(request, row);
+      if (!await findReservation(db, params.id)) throw missing();
+      throw notAChannelBooking();
+    }),
+
+    integrationEndpoint(scope, {
+      method: "POST", path: "/v1/external/reservations/{id}/cancel", operationId: "cancelChannelBooking", tag,
+      summary: "Cancel a stay a channel booked; its nights are freed. Cancelling it again changes nothing and answers alike.",
+      params: idParams, resource: "reservation", body: channelCancellation, prefer: true, requires: "reservations:write",
+      problems: ["not-a-channel-booking", "lifecycle-transition-refused"],
+      success: changedResponses(reservation, "Cancelled."),
+    }, async ({ db, params, body, request, missing }) => {
+      const row = await cancelChannelBooking(db, params.id, body.reason);
+      if (row) return written(request, row);
+      const stay = await findReservation(db, params.id);
+      if (!stay) throw missing();
+      if (stay.channel === null) throw notAChannelBooking();
+      return written(request, stay);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "GET", path: "/v1/external/properties/{id}/ari", operationId: "getChannelAri", tag,
+      summary: "What a channel mirrors of the key's property from one day to another (both included): per room type the " +
+        "rooms left each night, per rate plan its prices and restrictions, as runs of days that carry the same values.",
+      params: idParams, resource: "property", query: ariQuery, requires: "ari:read", problems: ["unprocessable"],
+      success: [{ status: 200, description: "The property's availability, rates and restrictions.", schema: ari }],
+    }, async ({ db, params, query, missing }) => {
+      const found = await readChannelAri(db, params.id, query.from, query.to);
+      if (found === undefined) throw missing();
+      return jsonText(200, found);
     }),
 
     integrationEndpoint(scope, {

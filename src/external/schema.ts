@@ -1,6 +1,22 @@
 import { z } from "zod";
 import { pageQuery } from "../db/pagination.ts";
-import { currency, id, isoDate, minorUnits, oneOrMany, timestampInput } from "../http/schemas.ts";
+import {
+  answeredDate,
+  countryCode,
+  currency,
+  daysBetween,
+  domainRule,
+  email,
+  id,
+  isoDate,
+  minorUnits,
+  oneOrMany,
+  patchOf,
+  phone,
+  text,
+  timestampInput,
+} from "../http/schemas.ts";
+import { MAX_CALENDAR_DAYS, rateCalendarDay } from "../rate-calendar/schema.ts";
 import { paymentMethods } from "../payments/schema.ts";
 import { reservationStatuses } from "../reservations/schema.ts";
 
@@ -17,10 +33,124 @@ export const externalPaymentBody = z.strictObject({
 export const listExternalReservationsQuery = z.strictObject({
   ...pageQuery,
   propertyId: id.optional().meta({ description: "One of the key's properties; all of them without it." }),
+  externalReference: z.string().min(1).max(200).optional().meta({
+    description: "The booking with this reference from its channel (each source and channel numbers its own).",
+  }),
   status: oneOrMany(reservationStatuses).optional(),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
   updatedSince: timestampInput.optional().meta({
     description: "Reservations changed at or after this instant, oldest change first (instead of by check-in).",
   }),
+});
+
+// The guest as a channel sends them: found in the tenant by email (in any case), else by
+// name and phone, else created. A guest found keeps their record; the channel only fills
+// a phone or country the record lacks.
+export const channelGuest = z.strictObject({
+  firstName: text(100),
+  lastName: text(100),
+  email: email.optional(),
+  phone: phone.optional(),
+  countryCode: countryCode.optional(),
+  locale: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "A BCP 47 language tag, like en or pt-BR.").optional()
+    .meta({ description: "The language of the guest's emails; en when left out." }),
+}).meta({ id: "ChannelGuest" });
+
+const channelStay = {
+  roomTypeId: id.meta({ description: "The room type sold; the front desk assigns a unit of it." }),
+  ratePlanId: id.meta({ description: "The rate plan sold, of the property, for the room type or for any." }),
+  checkIn: isoDate,
+  checkOut: isoDate,
+  adults: z.number().int().min(1).max(50),
+  children: z.number().int().min(0).max(50),
+  totalAmount: minorUnits.min(0).meta({
+    description: "The channel's price for the stay in minor units, kept as given. Left out: priced from the rate plan's " +
+      "calendar night by night.",
+  }),
+  notes: z.string().max(4000).nullable(),
+};
+
+const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
+  body.checkIn === undefined || body.checkOut === undefined || body.checkOut > body.checkIn;
+const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"], params: domainRule };
+
+export const channelSources = ["channel_manager", "ota", "website", "other"] as const;
+
+export const channelBookingBody = z.strictObject({
+  ...channelStay,
+  adults: channelStay.adults.default(1),
+  children: channelStay.children.default(0),
+  totalAmount: channelStay.totalAmount.optional(),
+  currency: currency.optional().meta({ description: "The rate plan's currency; any other is a 422." }),
+  notes: channelStay.notes.optional(),
+  status: z.enum(["pending", "confirmed"]).default("confirmed"),
+  source: z.enum(channelSources).default("channel_manager"),
+  channel: text(100).meta({ description: 'The channel the booking came through, as you name it: "Booking.com", "Expedia".' }),
+  externalReference: z.string().min(1).max(200).meta({
+    description: "The channel's id for the booking, unique per source and channel in the tenant: sending the same booking " +
+      "again returns the first reservation and books nothing.",
+  }),
+  guest: channelGuest,
+}).refine(nightsInOrder, checkOutAfterCheckIn).meta({ id: "ChannelBookingCreate" });
+
+export const channelBookingChange = patchOf({
+  roomTypeId: channelStay.roomTypeId,
+  ratePlanId: channelStay.ratePlanId,
+  checkIn: channelStay.checkIn,
+  checkOut: channelStay.checkOut,
+  adults: channelStay.adults,
+  children: channelStay.children,
+  totalAmount: channelStay.totalAmount.nullable().meta({
+    description: "The channel's price, kept as given; null hands the stay back to the calendar's price. Left out, a price " +
+      "from the calendar follows the change, and a channel's own price is kept.",
+  }),
+  notes: channelStay.notes,
+  guest: channelGuest,
+}).refine(nightsInOrder, checkOutAfterCheckIn).meta({ id: "ChannelBookingChange" });
+
+export const channelCancellation = z.strictObject({
+  reason: text(1000).optional(),
+}).meta({ id: "ChannelBookingCancel" });
+
+// A range of days, both ends included, of at most a year and a day, as the rate calendar's.
+export const ariQuery = z.strictObject({
+  from: isoDate.meta({ description: "The first day, on the property's clock." }),
+  to: isoDate.meta({ description: `The last day, included; at most ${MAX_CALENDAR_DAYS} days in all.` }),
+}).refine((query) => query.to >= query.from && daysBetween(query.from, query.to) < MAX_CALENDAR_DAYS, {
+  message: `to must be from or a later day, at most ${MAX_CALENDAR_DAYS} days in all.`, path: ["to"], params: domainRule,
+});
+
+const run = {
+  from: answeredDate.meta({ description: "The run's first day." }),
+  to: answeredDate.meta({ description: "The run's last day, included." }),
+};
+
+export const ari = z.object({
+  propertyId: id,
+  from: answeredDate,
+  to: answeredDate,
+  roomTypes: z.array(z.object({
+    roomTypeId: id,
+    code: z.string(),
+    name: z.string(),
+    units: z.number().int().meta({ description: "Its units in service." }),
+    availability: z.array(z.object({
+      ...run,
+      available: z.number().int().min(0).meta({
+        description: "Rooms left each night of the run: units in service, less those blocked and the stays held.",
+      }),
+    })),
+  })).meta({ description: "Each active room type, by code." }),
+  ratePlans: z.array(z.object({
+    ratePlanId: id,
+    code: z.string(),
+    name: z.string(),
+    roomTypeId: id.nullable().meta({ description: "The room type it sells; null for every type." }),
+    currency,
+    days: z.array(rateCalendarDay.omit({ date: true }).extend(run)),
+  })).meta({ description: "Each active rate plan, by code, with its calendar as it applies." }),
+}).meta({
+  id: "ChannelAri",
+  description: "Availability, rates and restrictions, each as runs of consecutive days that carry the same values.",
 });

@@ -59,8 +59,8 @@ export const rules: Record<string, Rule> = {
   rate_plans_tenant_id_property_id_code_key: {
     problem: "already-exists", detail: "The property already has a rate plan with this code.", field: "code",
   },
-  reservations_tenant_source_external_reference_key: {
-    problem: "already-exists", detail: "A reservation with this source and external reference already exists.",
+  reservations_tenant_channel_external_reference_key: {
+    problem: "already-exists", detail: "A reservation with this source, channel and external reference already exists.",
     field: "externalReference",
   },
   payments_tenant_id_external_reference_key: {

@@ -47,6 +47,11 @@ export const problemTypes = {
     meaning: "The API key lacks the scope this route needs, named in requiredScope: ask the tenant's managers for a key " +
       "that has it. Nothing was read or written.",
   },
+  "not-a-channel-booking": {
+    status: 403, title: "Not a channel booking",
+    meaning: "An integration changes and cancels only the stays booked through a channel; this one is the property's own, " +
+      "and only its staff change it. Nothing was written.",
+  },
   "origin-not-allowed": {
     status: 403, title: "Origin not allowed",
     meaning: "A browser's CORS preflight from an origin this deployment does not grant (CORS_ALLOWED_ORIGINS): " +
@@ -102,7 +107,8 @@ export const problemTypes = {
   "external-reference-reused": {
     status: 409, title: "External reference reused",
     meaning: "This `externalReference` is already recorded for another reservation or with other values: " +
-      "a retry must repeat the first request exactly, a new payment needs a new reference.",
+      "a retry must repeat the first request exactly, a new payment or booking needs a new reference, and a booking's " +
+      "change is a PATCH of the reservation.",
   },
   "lifecycle-transition-refused": {
     status: 409, title: "Lifecycle transition refused",

@@ -9,9 +9,11 @@ import type { createReservationBody, listReservationsQuery, reservationStatuses,
 
 export type ReservationStatus = (typeof reservationStatuses)[number];
 
-const columns = camelSelection([
+// What every read and write of a reservation answers with.
+export const reservationColumns = camelSelection([
   "id", "property_id", "room_type_id", "unit_id", "guest_id", "rate_plan_id", "confirmation_code", "check_in", "check_out", "adults",
-  "children", "status", "total_amount", "price_overridden", "currency", "amount_paid", "balance", "source", "external_reference", "notes",
+  "children", "status", "total_amount", "price_overridden", "currency", "amount_paid", "balance", "source", "channel",
+  "external_reference", "notes",
   "cancellation_reason", "confirmed_at", "checked_in_at", "checked_out_at", "cancelled_at", "no_show_at", "created_at",
   "updated_at",
 ]);
@@ -20,7 +22,7 @@ const columns = camelSelection([
 export type ReservationFilter = Partial<z.output<typeof listReservationsQuery>>;
 
 export function listReservations(db: Reads, filter: ReservationFilter, page: Page) {
-  let query = db.selectFrom("reservations").select(columns);
+  let query = db.selectFrom("reservations").select(reservationColumns);
   // A sync reads what changed since its last run in the order it changed.
   query = filter.updatedSince
     ? query.where("updated_at", ">=", filter.updatedSince).orderBy("updated_at").orderBy("id")
@@ -30,6 +32,7 @@ export function listReservations(db: Reads, filter: ReservationFilter, page: Pag
   if (filter.roomTypeId) query = query.where("room_type_id", "=", filter.roomTypeId);
   if (filter.unitId) query = query.where("unit_id", "=", filter.unitId);
   if (filter.guestId) query = query.where("guest_id", "=", filter.guestId);
+  if (filter.externalReference) query = query.where("external_reference", "=", filter.externalReference);
   if (filter.from) {
     // A stay that meets `from` checked in at most the longest stay's nights before it: a
     // lower bound on check-in, so that the list reads one range of the check-in index
@@ -61,10 +64,10 @@ function statusTally(db: Reads, filter: ReservationFilter) {
 
 // The API's most frequent read, and the same under lock for a conditional update.
 const reservationById = compileOnce((db, id: string) =>
-  db.selectFrom("reservations").select(columns).where("id", "=", id).compile()
+  db.selectFrom("reservations").select(reservationColumns).where("id", "=", id).compile()
 );
 const reservationByIdForUpdate = compileOnce((db, id: string) =>
-  db.selectFrom("reservations").select(columns).where("id", "=", id).forUpdate().compile()
+  db.selectFrom("reservations").select(reservationColumns).where("id", "=", id).forUpdate().compile()
 );
 
 export async function findReservation(db: Reads, id: string) {
@@ -84,14 +87,14 @@ export function insertReservation(db: Transaction<DB>, input: z.output<typeof cr
   // fills the currency from the rate plan or the property.
   return db.insertInto("reservations")
     .values({ ...snakeKeys(rest), total_amount: totalAmount ?? sql<number>`null`, currency: currency ?? sql<string>`null` })
-    .returning(columns).executeTakeFirstOrThrow();
+    .returning(reservationColumns).executeTakeFirstOrThrow();
 }
 
 export function updateReservation(db: Transaction<DB>, id: string, input: z.output<typeof updateReservationBody>) {
   const { totalAmount, ...rest } = input;
   // A total set to null hands the price back to the calendar (the reservation trigger).
   const total = totalAmount === undefined ? {} : { total_amount: totalAmount ?? sql<number>`null` };
-  return db.updateTable("reservations").set({ ...snakeKeys(rest), ...total }).where("id", "=", id).returning(columns)
+  return db.updateTable("reservations").set({ ...snakeKeys(rest), ...total }).where("id", "=", id).returning(reservationColumns)
     .executeTakeFirst();
 }
 
@@ -104,7 +107,7 @@ export function moveReservation(
   extra: { cancellation_reason?: string } = {},
 ) {
   return db.updateTable("reservations").set({ status, ...extra }).where("id", "=", id)
-    .where("status", "<>", status).returning(columns).executeTakeFirst();
+    .where("status", "<>", status).returning(reservationColumns).executeTakeFirst();
 }
 
 export function deleteReservation(db: Transaction<DB>, id: string) {

@@ -74,6 +74,9 @@ export const reservation = z.object({
   amountPaid: minorUnits.min(0),
   balance: minorUnits,
   source: z.enum(reservationSources),
+  channel: z.string().nullable().meta({
+    description: "The channel a booking came through, as its channel manager names it; null for the property's own bookings.",
+  }),
   externalReference: z.string().nullable(),
   notes: z.string().nullable(),
   cancellationReason: z.string().nullable(),
@@ -93,6 +96,7 @@ export const listReservationsQuery = z.strictObject({
   roomTypeId: id.optional(),
   unitId: id.optional(),
   guestId: id.optional(),
+  externalReference: z.string().min(1).max(200).optional().meta({ description: "The booking with this reference from its source." }),
   from: isoDate.optional().meta({ description: "Stays that include a night on or after this date." }),
   to: isoDate.optional().meta({ description: "Stays that begin before this date." }),
   updatedSince: timestampInput.optional().meta({

@@ -67,6 +67,10 @@ create table public.reservations (
   -- Whether total_amount is a writer's own, kept when the stay changes, rather than its
   -- rate plan's calendar's.
   price_overridden boolean not null default false,
+  -- The channel a booking came through, by the name its channel manager gives it
+  -- ("Booking.com", "Expedia", "Airbnb"): set by an integration (external.sql), which
+  -- changes and cancels only the stays that carry one.
+  channel text constraint reservations_channel_check check (length(btrim(channel)) between 1 and 100),
   constraint reservations_pkey primary key (tenant_id, id),
   constraint reservations_tenant_id_confirmation_code_key unique (tenant_id, confirmation_code),
   -- Targets for children that must match the reservation's currency or property.
@@ -122,9 +126,12 @@ create index reservations_tenant_unit_idx on public.reservations (tenant_id, uni
 create index reservations_tenant_room_type_check_in_idx on public.reservations (tenant_id, room_type_id, check_in)
   include (check_out, unit_id) where status in ('pending', 'confirmed', 'checked_in');
 create index reservations_tenant_rate_plan_idx on public.reservations (tenant_id, rate_plan_id) where rate_plan_id is not null;
--- A channel manager that resends a booking finds the one it created.
-create unique index reservations_tenant_source_external_reference_key
-  on public.reservations (tenant_id, source, external_reference) where external_reference is not null;
+-- A channel manager that resends a booking finds the one it created: a booking's
+-- reference is its channel's (two OTAs may number bookings alike), and a stay without a
+-- channel keeps one reference per source.
+create unique index reservations_tenant_channel_external_reference_key
+  on public.reservations (tenant_id, source, channel, external_reference) nulls not distinct
+  where external_reference is not null;
 -- An integration syncs its property's reservations by `updatedSince`, in the order they changed.
 create index reservations_tenant_property_updated_idx on public.reservations (tenant_id, property_id, updated_at);
 

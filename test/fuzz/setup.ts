@@ -1,7 +1,7 @@
 // The data the fuzzer (scripts/fuzz.sh) works in: a tenant of its own, with a property,
 // a unit and its room type, a block of the unit, a rate plan, a guest, reservations in every open status, an access code, a
-// payment link, a task and an API key for the property (with a rate limit no run reaches,
-// so that its requests reach the routes), a message in the admin's inbox and a browser of
+// payment link, a task, an API key for the property that may do everything a key may (with
+// a rate limit no run reaches, so that its requests reach the routes) and a stay it booked, a message in the admin's inbox and a browser of
 // the admin's subscribed to push, and two users: the tenant's
 // owner, who only sets it up, and the admin the fuzzer signs in as. An admin may do
 // everything a manager does except delete the tenant or change its owner, so nothing the
@@ -14,7 +14,7 @@
 import { addMember, client, createTenantAs, expectStatus, representation, type Schemas } from "../support/api.ts";
 import { addDays, createStay, reservationIn } from "../support/domain.ts";
 import { deliverToInbox } from "../support/inbox.ts";
-import { issueApiKey } from "../support/integration.ts";
+import { external, issueApiKey } from "../support/integration.ts";
 import { browserSubscription, register } from "../support/push.ts";
 import { adminSql, createUser } from "../support/session.ts";
 
@@ -42,7 +42,19 @@ const task = await expectStatus<Schemas["Task"]>("POST", "/v1/tasks",
 const block = await expectStatus<Schemas["UnitBlock"]>("POST", "/v1/unit-blocks",
   await asOwner.post("/unit-blocks", { unitId: place.unitId, startsOn: addDays(start, 40), endsOn: addDays(start, 42), reason: "New carpet" },
     representation), 201);
-const key = await issueApiKey(asOwner, stay.property.id);
+const key = await issueApiKey(asOwner, stay.property.id, {
+  scopes: ["reservations:read", "reservations:write", "payments:write", "ari:read"],
+});
+// A stay a channel booked, which the integration run's changes and cancellations reach.
+const booked = await expectStatus<Schemas["Reservation"]>("POST", "/v1/external/properties/{id}/reservations",
+  await external("POST", `/properties/${stay.property.id}/reservations`, key.secret, {
+    body: {
+      roomTypeId: stay.unit.roomTypeId, ratePlanId: stay.ratePlan.id, checkIn: addDays(start, 60), checkOut: addDays(start, 63),
+      channel: "Booking.com", externalReference: "FUZZ-1", guest: { firstName: "Fuzz", lastName: "Guest" },
+    },
+    headers: { prefer: "return=representation" },
+  }), 201);
+reservations.push(booked);
 // The integration run sends over a thousand requests in seconds: at the default limit (600 a
 // minute) half of them would be 429s, which the document allows but which test nothing
 // behind the limit. An operator raises a key's limit so.

@@ -81,6 +81,26 @@ function cases({ stay, key, task, block, api }: Place): Case[] {
       method: "GET", path: "/v1/external/reservations", field: "updatedSince", kind: "date-time",
       send: (value) => external("GET", `/reservations${query("updatedSince", value)}`, key),
     },
+    ...(["from", "to"] as const).map((field): Case => ({
+      method: "GET", path: "/v1/external/properties/{id}/ari", field, kind: "date",
+      send: (value) => {
+        const range = { from: "2027-03-01", to: "2027-03-31", [field]: value };
+        return external("GET", `/properties/${stay.property.id}/ari?from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`, key);
+      },
+    })),
+    ...(["checkIn", "checkOut"] as const).flatMap((field): Case[] => [{
+      method: "POST", path: "/v1/external/properties/{id}/reservations", field, kind: "date",
+      send: (value) =>
+        external("POST", `/properties/${stay.property.id}/reservations`, key, {
+          body: {
+            roomTypeId: stay.unit.roomTypeId, ratePlanId: stay.ratePlan.id, checkIn: "2027-03-10", checkOut: "2027-03-13",
+            [field]: value, channel: "Booking.com", externalReference: crypto.randomUUID(), guest: { firstName: "Ana", lastName: "Dates" },
+          },
+        }),
+    }, {
+      method: "PATCH", path: "/v1/external/reservations/{id}", field, kind: "date",
+      send: (value) => external("PATCH", `/reservations/${reservationId}`, key, { body: { [field]: value } }),
+    }]),
     {
       method: "GET", path: "/v1/tasks", field: "dueBefore", kind: "date-time",
       send: (value) => api.get(`/tasks${query("dueBefore", value)}`),
@@ -205,7 +225,9 @@ function datesTheDocumentTakes(document: OpenApiDocument): string[] {
 async function place(tenant: { ownerClient: Client }): Promise<Place> {
   const api = tenant.ownerClient;
   const stay = await createStay(api, { status: "confirmed" });
-  const key = (await issueApiKey(api, stay.property.id)).secret;
+  const key = (await issueApiKey(api, stay.property.id, {
+    scopes: ["reservations:read", "reservations:write", "payments:write", "ari:read"],
+  })).secret;
   const created = await api.post("/tasks", { propertyId: stay.property.id, type: "other", title: "Check the boiler" }, representation);
   const task = await expectStatus<Task>("POST", "/v1/tasks", created, 201);
   const block = await createUnitBlock(api, stay.unit.id, "2027-06-01", "2027-06-03");

@@ -69,6 +69,7 @@ export type Ids = {
 // or the refusal of who asks.
 const requiredQueries: Record<string, (ids: Ids) => string> = {
   "/v1/rate-plans/{id}/calendar": () => "?from=2027-01-01&to=2027-01-31",
+  "/v1/external/properties/{id}/ari": () => "?from=2027-01-01&to=2027-01-31",
   "/v1/availability": (ids) => `?propertyId=${ids.byCollection.properties}&arrival=2027-01-01&departure=2027-01-04`,
 };
 
@@ -89,7 +90,15 @@ export function fill(template: string, ids: Ids): string {
 
 // A valid body per operation, so that no answer of a sweep can be a 400 about the body.
 export function bodiesFor(
-  f: { propertyId: string; unitId: string; guestId: string; ratePlanId: string; email: string; browser: SubscriptionRegistration },
+  f: {
+    propertyId: string;
+    unitId: string;
+    roomTypeId: string;
+    guestId: string;
+    ratePlanId: string;
+    email: string;
+    browser: SubscriptionRegistration;
+  },
 ): Record<string, unknown> {
   return {
     createTenant: { name: unique("Never created") },
@@ -130,6 +139,12 @@ export function bodiesFor(
     updateWebhookSubscription: { description: "changed by a probe" },
     rotateWebhookSecret: {},
     recordExternalPayment: { amount: 100, currency: "EUR", method: "card", externalReference: unique("probe") },
+    createChannelBooking: {
+      roomTypeId: f.roomTypeId, ratePlanId: f.ratePlanId, checkIn: "2027-12-01", checkOut: "2027-12-03", channel: "Probe",
+      externalReference: unique("probe"), guest: { firstName: "Pro", lastName: "Be" },
+    },
+    changeChannelBooking: { notes: "changed by a probe" },
+    cancelChannelBooking: { reason: "the channel cancelled" },
   };
 }
 
@@ -185,10 +200,13 @@ export async function world(fixture: Fixture): Promise<World> {
   const task = await made("/tasks", "/v1/tasks", {
     propertyId: property.id, unitId: unit.id, type: "maintenance", title: "Fix the tap",
   });
-  const apiKey = await issueApiKey(owner, property.id);
+  // Keys that may do everything an integration may, so that every refusal a sweep sees is
+  // about whose data it names, never about the key's scopes.
+  const everyScope = { scopes: ["reservations:read", "reservations:write", "payments:write", "ari:read"] };
+  const apiKey = await issueApiKey(owner, property.id, everyScope);
   const calendarFeed = await made("/calendar-feeds", "/v1/calendar-feeds", { unitId: unit.id, name: "Room 1" });
-  const sibling = await issueApiKey(owner, (await createProperty(owner)).id);
-  const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id);
+  const sibling = await issueApiKey(owner, (await createProperty(owner)).id, everyScope);
+  const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id, everyScope);
   // The door code's delivery, made from its event as the worker makes it.
   await expandEvents();
   const notices = await listPage<Schemas["Notification"]>(owner, "/v1/notifications", `?reservationId=${reservation.id}`);
@@ -225,7 +243,8 @@ export async function world(fixture: Fixture): Promise<World> {
       },
     },
     bodies: bodiesFor({
-      propertyId: property.id, unitId: unit.id, guestId: guest.id, ratePlanId: ratePlan.id, email: b.owner.email,
+      propertyId: property.id, unitId: unit.id, roomTypeId: unit.roomTypeId, guestId: guest.id, ratePlanId: ratePlan.id,
+      email: b.owner.email,
       browser: await browserSubscription(),
     }),
     probes: await operations(),

@@ -1254,6 +1254,58 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /** Change a stay a channel booked: its dates, room type, rate plan, party, guest or price. It is priced again from the calendar unless the channel gave its own price. */
+        patch: operations["changeChannelBooking"];
+        trace?: never;
+    };
+    "/v1/external/properties/{id}/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Book a stay that a channel sold, for a room type and a rate plan of the key's property, at the channel's price or the calendar's; the guest is found or added. The same externalReference again returns the first reservation and books nothing. A room type with no room left on one of the nights is a 409 no-availability, and nothing is stored. */
+        post: operations["createChannelBooking"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/reservations/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a stay a channel booked; its nights are freed. Cancelling it again changes nothing and answers alike. */
+        post: operations["cancelChannelBooking"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/external/properties/{id}/ari": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a channel mirrors of the key's property from one day to another (both included): per room type the rooms left each night, per rate plan its prices and restrictions, as runs of days that carry the same values. */
+        get: operations["getChannelAri"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1647,7 +1699,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:not-a-channel-booking" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -2326,6 +2378,8 @@ export interface components {
             balance: number;
             /** @enum {string} */
             source: "direct" | "phone" | "email" | "walk_in" | "website" | "channel_manager" | "ota" | "other";
+            /** @description The channel a booking came through, as its channel manager names it; null for the property's own bookings. */
+            channel: string | null;
             externalReference: string | null;
             notes: string | null;
             cancellationReason: string | null;
@@ -2975,6 +3029,155 @@ export interface components {
             /** @description The first kilobyte of the endpoint's response body. */
             responseSnippet: string | null;
             nextAttemptAt: string | null;
+        };
+        ChannelBookingCreate: {
+            /**
+             * Format: uuid
+             * @description The room type sold; the front desk assigns a unit of it.
+             */
+            roomTypeId: string;
+            /**
+             * Format: uuid
+             * @description The rate plan sold, of the property, for the room type or for any.
+             */
+            ratePlanId: string;
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
+            checkIn: string;
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
+            checkOut: string;
+            /** @default 1 */
+            adults: number;
+            /** @default 0 */
+            children: number;
+            /** @description The channel's price for the stay in minor units, kept as given. Left out: priced from the rate plan's calendar night by night. */
+            totalAmount?: number;
+            notes?: string | null;
+            /**
+             * @description The rate plan's currency; any other is a 422.
+             * @enum {string}
+             */
+            currency?: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+            /**
+             * @default confirmed
+             * @enum {string}
+             */
+            status: "pending" | "confirmed";
+            /**
+             * @default channel_manager
+             * @enum {string}
+             */
+            source: "channel_manager" | "ota" | "website" | "other";
+            /** @description The channel the booking came through, as you name it: "Booking.com", "Expedia". */
+            channel: string;
+            /** @description The channel's id for the booking, unique per source and channel in the tenant: sending the same booking again returns the first reservation and books nothing. */
+            externalReference: string;
+            guest: components["schemas"]["ChannelGuest"];
+        };
+        ChannelGuest: {
+            firstName: string;
+            lastName: string;
+            email?: string;
+            phone?: string;
+            countryCode?: string;
+            /** @description The language of the guest's emails; en when left out. */
+            locale?: string;
+        };
+        ChannelBookingChange: {
+            /**
+             * Format: uuid
+             * @description The room type sold; the front desk assigns a unit of it.
+             */
+            roomTypeId?: string;
+            /**
+             * Format: uuid
+             * @description The rate plan sold, of the property, for the room type or for any.
+             */
+            ratePlanId?: string;
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
+            checkIn?: string;
+            /** @description A date, YYYY-MM-DD, from 1900-01-01 to 2999-12-31. */
+            checkOut?: string;
+            adults?: number;
+            children?: number;
+            /** @description The channel's price, kept as given; null hands the stay back to the calendar's price. Left out, a price from the calendar follows the change, and a channel's own price is kept. */
+            totalAmount?: number | null;
+            notes?: string | null;
+            guest?: components["schemas"]["ChannelGuest"];
+        };
+        ChannelBookingCancel: {
+            reason?: string;
+        };
+        /** @description Availability, rates and restrictions, each as runs of consecutive days that carry the same values. */
+        ChannelAri: {
+            /** Format: uuid */
+            propertyId: string;
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            /** @description Each active room type, by code. */
+            roomTypes: {
+                /** Format: uuid */
+                roomTypeId: string;
+                code: string;
+                name: string;
+                /** @description Its units in service. */
+                units: number;
+                availability: {
+                    /**
+                     * Format: date
+                     * @description The run's first day.
+                     */
+                    from: string;
+                    /**
+                     * Format: date
+                     * @description The run's last day, included.
+                     */
+                    to: string;
+                    /** @description Rooms left each night of the run: units in service, less those blocked and the stays held. */
+                    available: number;
+                }[];
+            }[];
+            /** @description Each active rate plan, by code, with its calendar as it applies. */
+            ratePlans: {
+                /** Format: uuid */
+                ratePlanId: string;
+                code: string;
+                name: string;
+                /** @description The room type it sells; null for every type. */
+                roomTypeId: string | null;
+                /**
+                 * @description An ISO 4217 currency code in capitals, like EUR.
+                 * @enum {string}
+                 */
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+                days: {
+                    /** @description The night's price for the room type's standard occupancy. */
+                    price: number;
+                    /** @description An amount in the currency's minor units (cents). */
+                    extraAdultPrice: number;
+                    /** @description An amount in the currency's minor units (cents). */
+                    extraChildPrice: number;
+                    /** @description The fewest nights of a stay arriving this day. */
+                    minStay: number;
+                    /** @description The most nights of a stay arriving this day; null for no limit. */
+                    maxStay: number | null;
+                    closedToArrival: boolean;
+                    closedToDeparture: boolean;
+                    /** @description Stop-sell: no stay on this plan includes this night. */
+                    closed: boolean;
+                    /**
+                     * Format: date
+                     * @description The run's first day.
+                     */
+                    from: string;
+                    /**
+                     * Format: date
+                     * @description The run's last day, included.
+                     */
+                    to: string;
+                }[];
+            }[];
         };
         ExternalPaymentCreate: {
             /** @description An amount in the currency's minor units (cents). */
@@ -7884,6 +8087,8 @@ export interface operations {
                 roomTypeId?: string;
                 unitId?: string;
                 guestId?: string;
+                /** @description The booking with this reference from its source. */
+                externalReference?: string;
                 /** @description Stays that include a night on or after this date. */
                 from?: string;
                 /** @description Stays that begin before this date. */
@@ -12492,6 +12697,8 @@ export interface operations {
                 offset?: number;
                 /** @description One of the key's properties; all of them without it. */
                 propertyId?: string;
+                /** @description The booking with this reference from its channel (each source and channel numbers its own). */
+                externalReference?: string;
                 status?: string;
                 /** @description Stays that include a night on or after this date. */
                 from?: string;
@@ -12631,6 +12838,537 @@ export interface operations {
             };
             /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    changeChannelBooking: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelBookingChange"];
+            };
+        };
+        responses: {
+            /** @description Changed (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Changed. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`, `urn:pms:problem:not-a-channel-booking`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The first request with this Idempotency-Key has not finished, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:no-availability`, `urn:pms:problem:lifecycle-transition-refused`. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:idempotency-key-reused`, `urn:pms:problem:rate-restricted`, `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createChannelBooking: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelBookingCreate"];
+            };
+        };
+        responses: {
+            /** @description Booked (or booked before, with Idempotent-Replayed: true). Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"] | components["schemas"]["Created"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The first request with this Idempotency-Key has not finished, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:no-availability`, `urn:pms:problem:external-reference-reused`, `urn:pms:problem:already-exists`. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:idempotency-key-reused`, `urn:pms:problem:rate-restricted`, `urn:pms:problem:over-occupancy`, `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelChannelBooking: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+                /** @description A key of your choosing (1 to 255 visible ASCII characters, like a UUID), unique per request: a retry with the same key and body within 24 hours gets the first answer (with Idempotent-Replayed: true) and writes nothing; a different body is a 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelBookingCancel"];
+            };
+        };
+        responses: {
+            /** @description Cancelled (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reservation"];
+                };
+            };
+            /** @description Cancelled. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`, `urn:pms:problem:not-a-channel-booking`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The first request with this Idempotency-Key has not finished, or the write conflicts with the resource's state. Problem types: `urn:pms:problem:idempotency-key-in-progress`, `urn:pms:problem:lifecycle-transition-refused`. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:idempotency-key-reused`. */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getChannelAri: {
+        parameters: {
+            query: {
+                /** @description The first day, on the property's clock. */
+                from: string;
+                /** @description The last day, included; at most 366 days in all. */
+                to: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property's availability, rates and restrictions. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelAri"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the key's properties (another property's or tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];

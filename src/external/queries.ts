@@ -1,0 +1,87 @@
+import { sql, type Transaction } from "kysely";
+import type { z } from "zod";
+import type { DB } from "../db/database.ts";
+import type { Reads } from "../db/reads.ts";
+import { reservationColumns } from "../reservations/queries.ts";
+import type { channelBookingBody, channelBookingChange, channelGuest } from "./schema.ts";
+
+type Booking = z.output<typeof channelBookingBody>;
+type Reference = Pick<Booking, "source" | "channel" | "externalReference">;
+
+// Until the transaction ends, this reference is the request's: a retry racing it waits
+// (supabase/schemas/external.sql, private.lock_channel_booking).
+export async function lockChannelBooking(db: Transaction<DB>, booking: Reference): Promise<void> {
+  await sql`select private.lock_channel_booking(${booking.source}, ${booking.channel}, ${booking.externalReference})`
+    .execute(db);
+}
+
+// The stay a channel booked under this reference, on one of the key's properties.
+export function findChannelBooking(db: Transaction<DB>, booking: Reference) {
+  return db.selectFrom("reservations").select(reservationColumns)
+    .where("source", "=", booking.source).where("channel", "=", booking.channel)
+    .where("external_reference", "=", booking.externalReference)
+    .executeTakeFirst();
+}
+
+// The guest's id, found in the tenant or created (private.channel_guest).
+export async function channelGuestId(db: Transaction<DB>, guest: z.output<typeof channelGuest>): Promise<string> {
+  const { rows: [row] } = await sql<{ id: string }>`
+    select private.channel_guest(${guest.firstName}, ${guest.lastName}, ${guest.email ?? null}, ${guest.phone ?? null},
+                                 ${guest.countryCode ?? null}, ${guest.locale ?? null}) as id`.execute(db);
+  return row!.id;
+}
+
+// Without a total, the reservation trigger prices the stay from the plan's calendar; the
+// currency is the plan's unless one is sent (and then must be it).
+export function insertChannelBooking(db: Transaction<DB>, propertyId: string, guestId: string, booking: Booking) {
+  return db.insertInto("reservations").values({
+    property_id: propertyId,
+    room_type_id: booking.roomTypeId,
+    rate_plan_id: booking.ratePlanId,
+    guest_id: guestId,
+    check_in: booking.checkIn,
+    check_out: booking.checkOut,
+    adults: booking.adults,
+    children: booking.children,
+    total_amount: booking.totalAmount ?? sql<number>`null`,
+    currency: booking.currency ?? sql<string>`null`,
+    status: booking.status,
+    source: booking.source,
+    channel: booking.channel,
+    external_reference: booking.externalReference,
+    notes: booking.notes ?? null,
+  }).returning(reservationColumns).executeTakeFirstOrThrow();
+}
+
+type Change = Omit<z.output<typeof channelBookingChange>, "guest"> & { guestId?: string };
+
+// Under the policy that lets an integration change only its channels' stays: nothing
+// comes back for any other.
+export function updateChannelBooking(db: Transaction<DB>, id: string, change: Change) {
+  const { totalAmount, roomTypeId, ratePlanId, checkIn, checkOut, adults, children, notes, guestId } = change;
+  return db.updateTable("reservations").set({
+    ...(roomTypeId === undefined ? {} : { room_type_id: roomTypeId }),
+    ...(ratePlanId === undefined ? {} : { rate_plan_id: ratePlanId }),
+    ...(checkIn === undefined ? {} : { check_in: checkIn }),
+    ...(checkOut === undefined ? {} : { check_out: checkOut }),
+    ...(adults === undefined ? {} : { adults }),
+    ...(children === undefined ? {} : { children }),
+    ...(notes === undefined ? {} : { notes }),
+    ...(guestId === undefined ? {} : { guest_id: guestId }),
+    // Null hands the price back to the calendar (the reservation trigger).
+    ...(totalAmount === undefined ? {} : { total_amount: totalAmount ?? sql<number>`null` }),
+  }).where("id", "=", id).returning(reservationColumns).executeTakeFirst();
+}
+
+export function cancelChannelBooking(db: Transaction<DB>, id: string, reason: string | undefined) {
+  return db.updateTable("reservations").set({ status: "cancelled", ...(reason ? { cancellation_reason: reason } : {}) })
+    .where("id", "=", id).where("status", "<>", "cancelled").returning(reservationColumns).executeTakeFirst();
+}
+
+// A property's availability, rates and restrictions, as the JSON the API answers
+// (private.channel_ari); undefined for a property the key does not act for.
+export async function readChannelAri(db: Reads, propertyId: string, from: string, to: string): Promise<string | undefined> {
+  const { rows: [row] } = await sql<{ ari: string | null }>`
+    select private.channel_ari(${propertyId}, ${from}::date, ${to}::date)::text as ari`.execute(db);
+  return row?.ari ?? undefined;
+}
