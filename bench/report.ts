@@ -109,6 +109,8 @@ export type Report = RunInfo & {
     availabilityOverReadById?: number;
     availabilityTail?: number;
     bulkCalendarOverSingleWrite?: number;
+    ariOverExternalReadById?: number;
+    channelBookingOverFrontDesk?: number;
   };
   targets: Target[];
   measurements: Measurements;
@@ -192,6 +194,8 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
     ratios.availabilityOverReadById = selling.availability.p50Ms / selling.readById.p50Ms;
     ratios.availabilityTail = selling.availability.p99Ms / selling.availability.p50Ms;
     ratios.bulkCalendarOverSingleWrite = selling.bulkCalendar.medianMs / selling.singleWrite.medianMs;
+    ratios.ariOverExternalReadById = selling.channels.ari.p50Ms / selling.channels.externalReadById.p50Ms;
+    ratios.channelBookingOverFrontDesk = selling.channels.channelWrite.medianMs / selling.channels.frontDeskWrite.medianMs;
   }
 
   const worst = (values: number[], pick: "min" | "max") => pick === "min" ? Math.min(...values) : Math.max(...values);
@@ -260,6 +264,14 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
       measured: ratios.bulkCalendarOverSingleWrite!, unit: "×", goal: "≤ 3", met: ratios.bulkCalendarOverSingleWrite! <= 3,
     });
     targets.push({
+      name: `ARI, 10 room types × 5 plans × 365 days: p50 over an external read by id's, at ${selling.connections} connections`,
+      measured: ratios.ariOverExternalReadById!, unit: "×", goal: "≤ 3", met: ratios.ariOverExternalReadById! <= 3,
+    });
+    targets.push({
+      name: "A channel's booking (guest found or added, reference checked) over the front desk's booking (medians)",
+      measured: ratios.channelBookingOverFrontDesk!, unit: "×", goal: "≤ 1.5", met: ratios.channelBookingOverFrontDesk! <= 1.5,
+    });
+    targets.push({
       name: `Booking race under load: stays stored of ${selling.race.bookings} bookings of the last room`,
       measured: selling.race.stored, unit: "", goal: "= 1", met: selling.race.stored === 1 && selling.race.other === 0,
     });
@@ -286,7 +298,7 @@ export function buildReport(info: RunInfo, measurements: Measurements, durationS
         largeTenant.count[route].pgbench.withCount, largeTenant.count[route].pgbench.withoutCount,
       ])
       : []) +
-    sumErrors(selling ? [...selling.runs.map((run) => run.result), selling.race.underLoad] : []) +
+    sumErrors(selling ? [...selling.runs.map((run) => run.result), selling.race.underLoad, ...selling.channels.runs.map((run) => run.result)] : []) +
     (notificationLatency?.errors ?? 0);
   return { ...info, durationSeconds, errors, ratios, targets, measurements };
 }
@@ -611,6 +623,20 @@ function sellingSection(selling: SellingResult): string[] {
       `${selling.race.stored} stored, ${selling.race.refused} refused \`no-availability\`, ${selling.race.other} otherwise, in ` +
       `${fixed(selling.race.ms)} ms; availability beside it ${fixed(selling.race.underLoad.requestsPerSecond)} req/s, p50 ` +
       `${fixed(selling.race.underLoad.p50Ms, 1)} ms, p99 ${fixed(selling.race.underLoad.p99Ms, 1)} ms.`,
+    "",
+    `What a channel manager asks, with an API key (${selling.connections} connections; ARI, by id, by id, ARI, each side's two runs ` +
+      `taken together): a year of the first property's availability, rates and restrictions, ` +
+      `${fixed(selling.channels.ariBytes / 1024, 1)} KiB as runs of days, beside an external read by id:`,
+    "",
+    "| route | req/s | p50 ms | p99 ms | errors |",
+    "|---|--:|--:|--:|--:|",
+    row("GET /v1/external/properties/{id}/ari (365 days)", selling.channels.ari),
+    row("GET /v1/external/reservations/{id}", selling.channels.externalReadById),
+    "",
+    `A stay a channel books (POST /v1/external/properties/{id}/reservations: the reference locked and looked up, the guest found ` +
+      `or added, the stay priced) took ${fixed(selling.channels.channelWrite.medianMs, 1)} ms (median of ` +
+      `${selling.channels.channelWrite.runsMs.length}), the front desk's (POST /v1/reservations) ` +
+      `${fixed(selling.channels.frontDeskWrite.medianMs, 1)} ms, in turns.`,
   ];
 }
 

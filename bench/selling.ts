@@ -12,10 +12,16 @@
 //   written (a stay booked by room type and priced), one after the other, in turns.
 // - The booking race under load: 50 bookings at once of a room type's last room while
 //   availability is loaded: exactly one is stored.
+// - What a channel manager asks, with an API key of the tenant: a year of the first
+//   property's availability, rates and restrictions (10 room types, 5 plans, 365 days)
+//   beside an external read by id, with wrk as availability is; and a stay a channel books
+//   beside one the front desk books, one after the other, in turns.
 import assert from "node:assert/strict";
+import type postgres from "postgres";
 import { listReservations } from "../src/reservations/queries.ts";
 import { listReservationsQuery } from "../src/reservations/schema.ts";
 import { contextStatement } from "../src/tenancy/request-scope.ts";
+import { sha256Hex } from "../src/api-keys/secret.ts";
 import { LARGE_TENANT, tenantDigits, tenantId } from "./fixtures.ts";
 import { explain, inRequestContext, median, type PlanNode, planOutline } from "./large-tenant.ts";
 import { describe, headersFor, type ReadContext, V1_PATH, WARM_UP_SECONDS } from "./reads.ts";
@@ -38,6 +44,17 @@ const AVAILABILITY = { propertyId: property(1), arrival: "2026-07-06", departure
 const availabilityPath = `/availability?${new URLSearchParams(AVAILABILITY)}`;
 // The March list the large-tenant part loads.
 const MARCH = { from: "2026-03-01", to: "2026-04-01" };
+
+// The channel manager's key: every property of the large tenant, every scope, a limit no
+// run reaches. Made with the tenant's seed each run, so it goes with the tenant.
+const CHANNEL_KEY = {
+  id: `b6e000c1-0000-4000-8000-${digits}`,
+  keyId: "benchchannelkeys",
+  secret: "benchchannel".padEnd(43, "0"),
+};
+const CHANNEL_TOKEN = `live_${CHANNEL_KEY.keyId}_${CHANNEL_KEY.secret}`;
+// A year of the first property, as a channel manager reads it to mirror it.
+const ARI_PATH = `/external/properties/${property(1)}/ari?from=2026-07-01&to=2027-06-30`;
 
 export type Timed = { medianMs: number; runsMs: number[] };
 export type StatisticsCase = { list: Timed & { outline: string; nodes: string }; availability: Timed };
@@ -63,7 +80,98 @@ export type SellingResult = {
   bulkCalendar: { days: number; plans: number; runsMs: number[]; medianMs: number };
   singleWrite: { runsMs: number[]; medianMs: number };
   race: { bookings: number; stored: number; refused: number; other: number; ms: number; underLoad: LoadResult };
+  channels: {
+    ari: LoadResult;
+    externalReadById: LoadResult;
+    runs: { route: "ari" | "externalReadById"; result: LoadResult }[];
+    ariBytes: number;
+    channelWrite: { runsMs: number[]; medianMs: number };
+    frontDeskWrite: { runsMs: number[]; medianMs: number };
+  };
 };
+
+async function ensureChannelKey(sql: postgres.Sql): Promise<void> {
+  await sql`
+    insert into public.api_keys (tenant_id, id, name, key_id, secret_hash, last_four, all_properties, scopes, rate_limit)
+    values (${tenantId(LARGE_TENANT.number)}, ${CHANNEL_KEY.id}, 'pms-bench channel manager', ${CHANNEL_KEY.keyId},
+            decode(${sha256Hex(CHANNEL_KEY.secret)}, 'hex'), ${CHANNEL_KEY.secret.slice(-4)}, true,
+            '{reservations:read,reservations:write,ari:read}', 1000000)
+    on conflict (tenant_id, id) do nothing`;
+  await sql`delete from public.api_key_request_windows where api_key_id = ${CHANNEL_KEY.id}`;
+}
+
+// A year of availability, rates and restrictions beside an external read by id, then a
+// channel's booking beside the front desk's (each a stay of three nights booked by room type
+// and priced from the calendar, on nights no other round uses).
+async function channels(context: ReadContext, headers: Record<string, string>): Promise<SellingResult["channels"]> {
+  const v1 = `${context.origin}${V1_PATH}`;
+  await ensureChannelKey(context.sql);
+  const keyHeaders = { "x-api-key": CHANNEL_TOKEN };
+  const checked = await fetch(`${v1}${ARI_PATH}`, { headers: keyHeaders });
+  const text = await checked.text();
+  assert.equal(checked.status, 200, `ARI answered ${checked.status}: ${text}`);
+  const answer = JSON.parse(text) as { roomTypes: unknown[]; ratePlans: { days: unknown[] }[] };
+  assert.equal(answer.roomTypes.length, 10, "the property sells ten room types");
+  assert.equal(answer.ratePlans.length, 5, "with five plans");
+
+  const ariScript = `request = function() return wrk.format("GET", "${V1_PATH}${ARI_PATH}") end`;
+  const byIdScript = `request = function()
+  return wrk.format("GET", string.format("${V1_PATH}/external/reservations/b7%06d-0000-4000-8000-${digits}", math.random(1, ${LARGE_TENANT.reservations})))
+end`;
+  const point = (requestScript: string, seconds: number) =>
+    ({ origin: context.origin, requestScript, headers: keyHeaders, connections: SELLING_CONNECTIONS, seconds });
+  for (const script of [ariScript, byIdScript]) await runLoad(point(script, WARM_UP_SECONDS));
+  const runs: SellingResult["channels"]["runs"] = [];
+  for (const route of ["ari", "externalReadById", "externalReadById", "ari"] as const) {
+    const result = await runLoad({ ...point(route === "ari" ? ariScript : byIdScript, context.seconds), observe: context.sql });
+    runs.push({ route, result });
+    context.log(`  ${route === "ari" ? `GET /v1${ARI_PATH}` : "GET /v1/external/reservations/{id}"} c=${SELLING_CONNECTIONS}: ` +
+      describe(result));
+  }
+  const taken = (route: "ari" | "externalReadById") => combineRuns(runs.filter((run) => run.route === route).map((run) => run.result));
+
+  const channelRuns: number[] = [];
+  const deskRuns: number[] = [];
+  const run = Date.now().toString(36).toUpperCase();
+  for (let round = 0; round <= WRITE_ROUNDS; round++) {
+    const nights = (offset: number) => ({
+      checkIn: new Date(Date.UTC(2031, 0, 1 + round * 14 + offset)).toISOString().slice(0, 10),
+      checkOut: new Date(Date.UTC(2031, 0, 4 + round * 14 + offset)).toISOString().slice(0, 10),
+    });
+    const stay = { roomTypeId: roomType(5, 1), ratePlanId: ratePlan(5, 1), adults: 2, children: 0 };
+    const channel = () =>
+      timed(() =>
+        fetch(`${v1}/external/properties/${property(5)}/reservations`, {
+          method: "POST", headers: { ...keyHeaders, "content-type": "application/json" },
+          body: JSON.stringify({
+            ...stay, ...nights(0), channel: "Booking.com", externalReference: `BENCH-${run}-${round}`,
+            guest: { firstName: "Bench", lastName: `Guest ${round}`, email: `bench-${run.toLowerCase()}-${round}@guest.example` },
+          }),
+        }), 201, "the channel's booking");
+    const desk = () =>
+      timed(() =>
+        fetch(`${v1}/reservations`, {
+          method: "POST", headers,
+          body: JSON.stringify({ ...stay, ...nights(7), propertyId: property(5), guestId: guest(200 + round), status: "confirmed" }),
+        }), 201, "the front desk's booking");
+    const [first, second] = round % 2 === 0 ? [channel, desk] : [desk, channel];
+    const a = await first();
+    const b = await second();
+    if (round === 0) continue;
+    channelRuns.push(round % 2 === 0 ? a : b);
+    deskRuns.push(round % 2 === 0 ? b : a);
+  }
+  context.log(`  POST /v1/external/properties/{id}/reservations: median ${median(channelRuns).toFixed(1)} ms; ` +
+    `POST /v1/reservations: median ${median(deskRuns).toFixed(1)} ms`);
+  return {
+    ari: taken("ari"),
+    externalReadById: taken("externalReadById"),
+    runs,
+    ariBytes: new TextEncoder().encode(text).byteLength,
+    channelWrite: { runsMs: channelRuns, medianMs: median(channelRuns) },
+    frontDeskWrite: { runsMs: deskRuns, medianMs: median(deskRuns) },
+  };
+}
 
 // The March list's statement and the availability call, each under the bench owner's
 // request context in the large tenant, timed by EXPLAIN ANALYZE (one run to warm up).
@@ -191,6 +299,8 @@ end`;
   context.log(`  the race: ${RACE_BOOKINGS} bookings of the last room in ${raceMs.toFixed(0)} ms, ${stored} stored, ${refused} refused ` +
     `no-availability; availability beside it: ${describe(underLoad)}`);
 
+  const channelMeasures = await channels(context, headers);
+
   return {
     property: AVAILABILITY.propertyId,
     statistics,
@@ -201,5 +311,6 @@ end`;
     bulkCalendar: { days: 365, plans: plans.length, runsMs: bulkRuns, medianMs: median(bulkRuns) },
     singleWrite: { runsMs: writeRuns, medianMs: median(writeRuns) },
     race: { bookings: RACE_BOOKINGS, stored, refused, other: RACE_BOOKINGS - stored - refused, ms: raceMs, underLoad },
+    channels: channelMeasures,
   };
 }
