@@ -318,7 +318,7 @@ begin
                            then 1 else 0 end as starts
           from nights n) n
   ),
-  availability as (
+  availability as materialized (
     select a.room_type_id,
            json_agg(json_build_object('from', a.first, 'to', a.last, 'available', a.available) order by a.first) as runs
     from (select r.room_type_id, r.run, min(r.day) as first, max(r.day) as last, min(r.available) as available
@@ -342,7 +342,7 @@ begin
   day_runs as (
     select d.*, sum(d.starts) over (partition by d.rate_plan_id order by d.day) as run from days d
   ),
-  calendars as (
+  calendars as materialized (
     select r.rate_plan_id,
            json_agg(json_build_object('from', r.first, 'to', r.last, 'price', r.price, 'extraAdultPrice', r.extra_adult_price,
                                       'extraChildPrice', r.extra_child_price, 'minStay', r.min_stay, 'maxStay', r.max_stay,
