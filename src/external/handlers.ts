@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Endpoint } from "../http/endpoint.ts";
-import { jsonText } from "../http/json.ts";
+import { json, jsonText } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
 import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
@@ -18,12 +18,17 @@ import {
   findChannelBooking,
   insertChannelBooking,
   lockChannelBooking,
+  decodeCursor,
+  readChanges,
   readChannelAri,
   updateChannelBooking,
 } from "./queries.ts";
 import {
   ari,
   ariQuery,
+  changesPage,
+  changesQuery,
+  CHANGES_RETENTION_DAYS,
   channelBookingBody,
   channelBookingChange,
   channelCancellation,
@@ -176,6 +181,28 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       const found = await readChannelAri(db, params.id, query.from, query.to);
       if (found === undefined) throw missing();
       return jsonText(200, found);
+    }),
+
+    integrationEndpoint(scope, {
+      method: "GET", path: "/v1/external/changes", operationId: "listChannelChanges", tag,
+      summary: "What changed on the key's properties after a cursor, in order: a room type's availability or a rate plan's " +
+        "prices and restrictions over a range of days (and with reservations:read, a reservation), each one transaction's " +
+        `changes to one of them. Kept ${CHANGES_RETENTION_DAYS} days; an older cursor is a 410.`,
+      query: changesQuery, requires: "ari:read", problems: ["cursor-expired"],
+      success: [{ status: 200, description: "A page of changes, and the cursor to read on from.", schema: changesPage }],
+    }, async ({ db, query }) => {
+      const since = query.since === undefined ? undefined : decodeCursor(query.since);
+      if (query.since !== undefined && !since) {
+        throw new HttpError("validation", "since is not a cursor a page of changes gave.", {
+          errors: [{ path: "since", message: "A cursor a page of changes gave as nextCursor." }],
+        });
+      }
+      if (since && since.at < Date.now() / 1000 - CHANGES_RETENTION_DAYS * 86400) {
+        throw new HttpError("cursor-expired",
+          `Changes are kept ${CHANGES_RETENTION_DAYS} days and this cursor is older: read availability, rates and ` +
+            "reservations in full, then read changes without since.");
+      }
+      return json(200, await readChanges(db, since, query.propertyId, query.limit));
     }),
 
     integrationEndpoint(scope, {

@@ -85,3 +85,80 @@ export async function readChannelAri(db: Reads, propertyId: string, from: string
     select private.channel_ari(${propertyId}, ${from}::date, ${to}::date)::text as ari`.execute(db);
   return row?.ari ?? undefined;
 }
+
+// Where a reader stands in the log of changes (supabase/schemas/channel-sync.sql): after
+// this transaction's change `id`, read at `at` (epoch seconds), for its expiry.
+export type ChangeCursor = { transaction: string; id: string; at: number };
+
+export function encodeCursor(cursor: ChangeCursor): string {
+  return btoa(`${cursor.transaction}.${cursor.id}.${cursor.at}`).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+// Undefined for anything no page gave.
+export function decodeCursor(text: string): ChangeCursor | undefined {
+  let plain: string;
+  try {
+    plain = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return undefined;
+  }
+  const match = /^([0-9]{1,20})\.([0-9]{1,19})\.([0-9]{1,12})$/.exec(plain);
+  return match ? { transaction: match[1]!, id: match[2]!, at: Number(match[3]) } : undefined;
+}
+
+type ChangeRow = {
+  transaction: string;
+  id: string;
+  kind: "availability" | "rates" | "reservation";
+  propertyId: string;
+  subjectId: string;
+  from: string | null;
+  to: string | null;
+  changedAt: string;
+  settledBefore: string;
+  now: number;
+};
+
+// The changes after `since` that every reader will ever see there: those of transactions
+// older than any still running, in their order, under the policy that keeps a key to its
+// properties and its scopes' kinds. One more than `limit` says whether more follow.
+export async function readChanges(
+  db: Reads,
+  since: ChangeCursor | undefined,
+  propertyId: string | undefined,
+  limit: number,
+) {
+  const after = since ?? { transaction: "0", id: "0", at: 0 };
+  const { rows } = await sql<ChangeRow>`
+    with horizon as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
+    select c.transaction_id::text as transaction, c.id::text as id, c.kind, c.property_id as "propertyId",
+           c.subject_id as "subjectId", c.first_day as from, c.last_day as to, c.changed_at as "changedAt",
+           h.xmin::text as "settledBefore", extract(epoch from now())::bigint as now
+    from horizon h
+    left join ari_changes c
+      on (c.transaction_id, c.id) > (${after.transaction}::xid8, ${after.id}::bigint) and c.transaction_id < h.xmin
+         ${propertyId ? sql`and c.property_id = ${propertyId}::uuid` : sql``}
+    order by c.transaction_id, c.id
+    limit ${limit + 1}`.execute(db);
+  const first = rows[0]!;
+  const changes = rows.filter((row) => row.id !== null).slice(0, limit);
+  const last = changes.at(-1);
+  const next: ChangeCursor = last
+    ? { transaction: last.transaction, id: last.id, at: Math.floor(Date.parse(last.changedAt) / 1000) }
+    // Nothing after `since` yet: every change before the horizon is already settled.
+    : since ?? { transaction: first.settledBefore, id: "0", at: Number(first.now) };
+  return {
+    data: changes.map((row) => ({
+      kind: row.kind,
+      propertyId: row.propertyId,
+      roomTypeId: row.kind === "availability" ? row.subjectId : null,
+      ratePlanId: row.kind === "rates" ? row.subjectId : null,
+      reservationId: row.kind === "reservation" ? row.subjectId : null,
+      from: row.from,
+      to: row.to,
+      changedAt: row.changedAt,
+    })),
+    nextCursor: encodeCursor(next),
+    hasMore: rows.filter((row) => row.id !== null).length > limit,
+  };
+}

@@ -14,6 +14,7 @@ import {
   patchOf,
   phone,
   text,
+  timestamp,
   timestampInput,
 } from "../http/schemas.ts";
 import { MAX_CALENDAR_DAYS, rateCalendarDay } from "../rate-calendar/schema.ts";
@@ -154,3 +155,33 @@ export const ari = z.object({
   id: "ChannelAri",
   description: "Availability, rates and restrictions, each as runs of consecutive days that carry the same values.",
 });
+
+export const CHANGES_RETENTION_DAYS = 7;
+
+export const changesQuery = z.strictObject({
+  since: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, "A cursor a page of changes gave as nextCursor.").optional().meta({
+    description: `The nextCursor of the last page read; without it, from the oldest change kept (${CHANGES_RETENTION_DAYS} days).`,
+  }),
+  propertyId: id.optional().meta({ description: "One of the key's properties; all of them without it." }),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const change = z.object({
+  kind: z.enum(["availability", "rates", "reservation"]).meta({
+    description: "availability: a room type's rooms left (ari:read); rates: a rate plan's prices and restrictions (ari:read); " +
+      "reservation: a stay booked, changed or cancelled (reservations:read).",
+  }),
+  propertyId: id,
+  roomTypeId: id.nullable(),
+  ratePlanId: id.nullable(),
+  reservationId: id.nullable(),
+  from: answeredDate.nullable().meta({ description: "The first day it changed; null with to: every day." }),
+  to: answeredDate.nullable().meta({ description: "The last day it changed, included." }),
+  changedAt: timestamp,
+}).meta({ id: "ChannelChange" });
+
+export const changesPage = z.object({
+  data: z.array(change),
+  nextCursor: z.string().meta({ description: "Where the next read starts: since=nextCursor." }),
+  hasMore: z.boolean().meta({ description: "Whether more changes follow now; read again at once while it is true." }),
+}).meta({ id: "ChannelChanges" });

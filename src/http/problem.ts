@@ -149,6 +149,11 @@ export const problemTypes = {
     status: 412, title: "Stale ETag",
     meaning: "`If-Match` no longer matches: the resource changed since it was read (the current `ETag` is sent). Read it again and retry.",
   },
+  "cursor-expired": {
+    status: 410, title: "Cursor expired",
+    meaning: "The cursor is older than the changes kept (7 days): read what you mirror in full again, then read changes " +
+      "from the cursor that read gives.",
+  },
   "payload-too-large": {
     status: 413, title: "Payload too large",
     meaning: "The body is over 65,536 bytes (1,048,576 for SendGrid's event batches).",

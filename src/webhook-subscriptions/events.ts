@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { accessCode } from "../access-codes/schema.ts";
 import { guest } from "../guests/schema.ts";
-import { id, timestamp } from "../http/schemas.ts";
+import { answeredDate, id, timestamp } from "../http/schemas.ts";
 import { payment } from "../payments/schema.ts";
 import { reservation } from "../reservations/schema.ts";
 import { task } from "../tasks/schema.ts";
@@ -38,6 +38,26 @@ const eventData: Record<EventType, { summary: string; data: z.ZodObject }> = {
     data: z.object({ task, previousStatus: z.string() }),
   },
   "guest.updated": { summary: "A guest's fields changed.", data: z.object({ guest, changedFields }) },
+  "availability.changed": {
+    summary: "A room type's rooms left changed on some nights (a stay booked, moved or ended, a block, a unit in or out of " +
+      "service): one event per transaction and room type. Read the nights again with GET /v1/external/properties/{id}/ari.",
+    data: z.object({
+      propertyId: id,
+      roomTypeId: id,
+      from: answeredDate.nullable().meta({ description: "The first night changed; null with to: every night." }),
+      to: answeredDate.nullable().meta({ description: "The last night changed, included." }),
+    }),
+  },
+  "rates.changed": {
+    summary: "A rate plan's prices or restrictions changed on some days (its calendar, its defaults, or its base plan's): " +
+      "one event per transaction and plan, however many days.",
+    data: z.object({
+      propertyId: id,
+      ratePlanId: id,
+      from: answeredDate.nullable().meta({ description: "The first day changed; null with to: every day." }),
+      to: answeredDate.nullable().meta({ description: "The last day changed, included." }),
+    }),
+  },
   "webhook.test": {
     summary: "A manager's test of one subscription (POST /v1/webhook-subscriptions/{id}/test).",
     data: z.object({ subscriptionId: id }),

@@ -8,7 +8,7 @@ import { id, oneOrMany, patchOf, queryBoolean, text, timestamp } from "../http/s
 export const webhookEventTypes = [
   "reservation.created", "reservation.updated", "reservation.checked_in", "reservation.checked_out",
   "reservation.cancelled", "payment.recorded", "access_code.created", "access_code.revoked",
-  "task.status_changed", "guest.updated",
+  "task.status_changed", "guest.updated", "availability.changed", "rates.changed",
 ] as const;
 
 export const deliveredEventTypes = [...webhookEventTypes, "webhook.test"] as const;

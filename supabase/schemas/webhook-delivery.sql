@@ -64,6 +64,10 @@ create table public.webhook_deliveries (
   -- margin). A delivery held by another attempt waits until that one has ended. The
   -- claim's settlement gives its leases back, each only if it is still the one it took.
   attempt_started_at timestamptz,
+  -- Deliveries of one key to one subscription go in the order of `sequence`, each after
+  -- the one before has ended: a reservation's events, or a property's availability and
+  -- rates (channel-sync.sql). Null: no order to keep.
+  order_key uuid,
   constraint webhook_deliveries_pkey primary key (tenant_id, id),
   constraint webhook_deliveries_tenant_id_event_id_subscription_id_key unique (tenant_id, event_id, subscription_id),
   constraint webhook_deliveries_tenant_id_event_id_fkey foreign key (tenant_id, event_id)
@@ -77,10 +81,10 @@ comment on column public.webhook_deliveries.attempt_started_at is
   'or until an attempt could no longer be under way. Null when no attempt is.';
 create index webhook_deliveries_tenant_subscription_created_idx
   on public.webhook_deliveries (tenant_id, subscription_id, created_at desc, id desc);
--- The delivery before this one, for the same subscription and reservation, still pending.
-create index webhook_deliveries_tenant_order_idx
-  on public.webhook_deliveries (tenant_id, subscription_id, reservation_id, sequence)
-  where status = 'pending' and reservation_id is not null;
+-- The delivery before this one, for the same subscription and order key, still pending.
+create index webhook_deliveries_tenant_order_key_idx
+  on public.webhook_deliveries (tenant_id, subscription_id, order_key, sequence)
+  where status = 'pending' and order_key is not null;
 
 create table public.webhook_attempts (
   tenant_id uuid not null,
@@ -171,9 +175,10 @@ end
 $$;
 
 -- Records an event, and a delivery with its job for every enabled subscription that wants
--- it. Returns the event.
+-- it, in order after the earlier deliveries of `order_key` (the reservation's unless
+-- given). Returns the event.
 create or replace function private.emit_webhook_event(
-  tenant uuid, event_type text, properties uuid[], reservation uuid, data jsonb
+  tenant uuid, event_type text, properties uuid[], reservation uuid, data jsonb, order_key uuid default null
 ) returns uuid
 language plpgsql
 set search_path = ''
@@ -186,8 +191,8 @@ begin
   values (tenant, event_type, coalesce(properties, '{}'), reservation, data)
   returning id into event;
   with delivered as (
-    insert into public.webhook_deliveries (tenant_id, event_id, subscription_id, reservation_id)
-    select tenant, event, s.id, reservation
+    insert into public.webhook_deliveries (tenant_id, event_id, subscription_id, reservation_id, order_key)
+    select tenant, event, s.id, reservation, coalesce(emit_webhook_event.order_key, reservation)
     from public.webhook_subscriptions s
     where s.tenant_id = tenant and s.enabled
       and (s.event_types = '{}' or event_type = any (s.event_types))
@@ -202,7 +207,7 @@ begin
   return event;
 end
 $$;
-revoke all on function private.emit_webhook_event(uuid, text, uuid[], uuid, jsonb) from public;
+revoke all on function private.emit_webhook_event(uuid, text, uuid[], uuid, jsonb, uuid) from public;
 
 -- The triggers. They run as the owner (members write neither events nor the queue), and
 -- in UTC, so that the payload's timestamps read the same whoever made the change.
@@ -490,12 +495,12 @@ begin
            d.attempt_started_at, d.id = any(leased),
            e.id, e.type, e.data, e.occurred_at,
            s.url, s.enabled, s.secret, s.previous_secret, s.previous_secret_expires_at, s.failing_since,
-           -- The latest next attempt among the same stay's earlier deliveries to the same
-           -- subscription that have not ended (one without a next attempt counts as due
-           -- now): this one waits until then. Null: none is pending.
+           -- The latest next attempt among the same order key's earlier deliveries to the
+           -- same subscription that have not ended (one without a next attempt counts as
+           -- due now): this one waits until then. Null: none is pending.
            (select max(coalesce(p.next_attempt_at, now())) from public.webhook_deliveries p
             where p.tenant_id = d.tenant_id and p.subscription_id = d.subscription_id
-              and p.reservation_id = d.reservation_id and p.status = 'pending' and p.sequence < d.sequence)
+              and p.order_key = d.order_key and p.status = 'pending' and p.sequence < d.sequence)
     from unnest(delivery_ids) as wanted (id)
     join public.webhook_deliveries d on d.tenant_id = (select private.request_tenant_id()) and d.id = wanted.id
     join public.webhook_events e on e.tenant_id = d.tenant_id and e.id = d.event_id

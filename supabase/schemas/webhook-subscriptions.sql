@@ -18,7 +18,7 @@ language sql immutable
 as $$
   select array['reservation.created', 'reservation.updated', 'reservation.checked_in', 'reservation.checked_out',
                'reservation.cancelled', 'payment.recorded', 'access_code.created', 'access_code.revoked',
-               'task.status_changed', 'guest.updated', 'webhook.test']
+               'task.status_changed', 'guest.updated', 'availability.changed', 'rates.changed', 'webhook.test']
 $$;
 
 -- ---------------------------------------------------------------- subscriptions

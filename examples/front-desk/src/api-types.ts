@@ -1309,6 +1309,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/external/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What changed on the key's properties after a cursor, in order: a room type's availability or a rate plan's prices and restrictions over a range of days (and with reservations:read, a reservation), each one transaction's changes to one of them. Kept 7 days; an older cursor is a 410. */
+        get: operations["listChannelChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/external/payments/{id}": {
         parameters: {
             query?: never;
@@ -1606,6 +1623,40 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "availability.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A room type's rooms left changed on some nights (a stay booked, moved or ended, a block, a unit in or out of service): one event per transaction and room type. Read the nights again with GET /v1/external/properties/{id}/ari. */
+        post: operations["webhook_availability_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "rates.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A rate plan's prices or restrictions changed on some days (its calendar, its defaults, or its base plan's): one event per transaction and plan, however many days. */
+        post: operations["webhook_rates_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1699,7 +1750,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:not-a-channel-booking" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:not-a-channel-booking" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:cursor-expired" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -2889,7 +2940,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed")[];
             propertyIds: string[];
             enabled: boolean;
             /** @description manual: a manager disabled it; gone: its endpoint answered 410 Gone; failing: every delivery failed for a day. */
@@ -2910,7 +2961,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            eventTypes: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed")[];
             propertyIds: string[];
             enabled: boolean;
             /** @description manual: a manager disabled it; gone: its endpoint answered 410 Gone; failing: every delivery failed for a day. */
@@ -2936,7 +2987,7 @@ export interface components {
             url: string;
             description?: string;
             /** @description The event types it receives; empty or left out: every type. */
-            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed")[];
             /** @description The properties whose events it receives (a guest's events: guests with a stay at one of them); empty or left out: every property. */
             propertyIds?: string[];
             /** @description false: created disabled, for a test event first. Default true. */
@@ -2950,7 +3001,7 @@ export interface components {
             url?: string;
             description?: string | null;
             /** @description The event types it receives; empty or left out: every type. */
-            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated")[];
+            eventTypes?: ("reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed")[];
             /** @description The properties whose events it receives (a guest's events: guests with a stay at one of them); empty or left out: every property. */
             propertyIds?: string[];
             /** @description false disables it (its pending deliveries are cancelled); true enables it again. */
@@ -2975,7 +3026,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "webhook.test";
+            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed" | "webhook.test";
             reservationId: string | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled";
@@ -2998,7 +3049,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "webhook.test";
+            eventType: "reservation.created" | "reservation.updated" | "reservation.checked_in" | "reservation.checked_out" | "reservation.cancelled" | "payment.recorded" | "access_code.created" | "access_code.revoked" | "task.status_changed" | "guest.updated" | "availability.changed" | "rates.changed" | "webhook.test";
             reservationId: string | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled";
@@ -3178,6 +3229,31 @@ export interface components {
                     to: string;
                 }[];
             }[];
+        };
+        ChannelChanges: {
+            data: components["schemas"]["ChannelChange"][];
+            /** @description Where the next read starts: since=nextCursor. */
+            nextCursor: string;
+            /** @description Whether more changes follow now; read again at once while it is true. */
+            hasMore: boolean;
+        };
+        ChannelChange: {
+            /**
+             * @description availability: a room type's rooms left (ari:read); rates: a rate plan's prices and restrictions (ari:read); reservation: a stay booked, changed or cancelled (reservations:read).
+             * @enum {string}
+             */
+            kind: "availability" | "rates" | "reservation";
+            /** Format: uuid */
+            propertyId: string;
+            roomTypeId: string | null;
+            ratePlanId: string | null;
+            reservationId: string | null;
+            /** @description The first day it changed; null with to: every day. */
+            from: string | null;
+            /** @description The last day it changed, included. */
+            to: string | null;
+            /** Format: date-time */
+            changedAt: string;
         };
         ExternalPaymentCreate: {
             /** @description An amount in the currency's minor units (cents). */
@@ -13402,6 +13478,96 @@ export interface operations {
             };
         };
     };
+    listChannelChanges: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the last page read; without it, from the oldest change kept (7 days). */
+                since?: string;
+                /** @description One of the key's properties; all of them without it. */
+                propertyId?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes, and the cursor to read on from. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelChanges"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key is missing, unknown, revoked or expired. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the scope this route needs (`requiredScope`). Problem types: `urn:pms:problem:insufficient-scope`. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Error. Problem types: `urn:pms:problem:cursor-expired`. */
+            410: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getExternalPayment: {
         parameters: {
             query?: never;
@@ -14360,6 +14526,118 @@ export interface operations {
                         guest: components["schemas"]["Guest"];
                         /** @description The fields that changed, as the API names them, sorted. */
                         changedFields: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_availability_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "availability.changed";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        /** Format: uuid */
+                        propertyId: string;
+                        /** Format: uuid */
+                        roomTypeId: string;
+                        /** @description The first night changed; null with to: every night. */
+                        from: string | null;
+                        /** @description The last night changed, included. */
+                        to: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Anything else is retried (410 Gone disables the subscription); see docs/webhooks.md. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_rates_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and redelivery; a receiver that has seen it can ignore it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in whole seconds since 1970; refuse ones too far from now. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per active secret (two during a rotation's overlap), keyed with the secret's bytes (the whsec_ prefix removed, base64-decoded). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The event's id; also the webhook-id header, the same on every attempt and redelivery.
+                     */
+                    id: string;
+                    /** @constant */
+                    type: "rates.changed";
+                    /** @constant */
+                    version: 1;
+                    /**
+                     * Format: date-time
+                     * @description When the change happened.
+                     */
+                    timestamp: string;
+                    /** Format: uuid */
+                    tenantId: string;
+                    data: {
+                        /** Format: uuid */
+                        propertyId: string;
+                        /** Format: uuid */
+                        ratePlanId: string;
+                        /** @description The first day changed; null with to: every day. */
+                        from: string | null;
+                        /** @description The last day changed, included. */
+                        to: string | null;
                     };
                 };
             };

@@ -34,6 +34,7 @@ select results_eq(
      where contype = 'c' and cardinality(conkey) > 1 order by 1 $$,
   $$ values ('access_codes.access_codes_valid_until_after_valid_from'),
             ('api_keys.api_keys_expire_after_creation'),
+            ('ari_changes.ari_changes_days_in_order'),
             ('calendar_feeds.calendar_feeds_unit_or_room_type'),
             ('guests.guests_email_undeliverable_with_reason'),
             ('notifications.notifications_delivery_state_at_with_state'),

@@ -172,9 +172,10 @@ begin
   if source ? 'id' and (select atttypid from pg_catalog.pg_attribute where attrelid = rel and attname = 'id') = 'uuid'::regtype then
     source := source || jsonb_build_object('id', gen_random_uuid());
   end if;
+  -- A column Postgres always generates (an identity GENERATED ALWAYS) takes no value.
   select string_agg(quote_ident(attname), ', ' order by attnum) into cols
   from pg_catalog.pg_attribute
-  where attrelid = rel and attnum > 0 and not attisdropped and attgenerated = '';
+  where attrelid = rel and attnum > 0 and not attisdropped and attgenerated = '' and attidentity <> 'a';
   return format('insert into %1$s (%2$s) select %2$s from jsonb_populate_record(null::%1$s, %3$L::jsonb)', rel, cols, source);
 end
 $$;
