@@ -207,6 +207,58 @@ export type Database = {
           },
         ];
       };
+      "ari_changes": {
+        Row: {
+          "changed_at": string;
+          "first_day": string | null;
+          "id": number;
+          "kind": string;
+          "last_day": string | null;
+          "property_id": string;
+          "subject_id": string;
+          "tenant_id": string;
+          "transaction_id": unknown;
+        };
+        ComputedFields: never;
+        Insert: {
+          "changed_at"?: string;
+          "first_day"?: string | null;
+          "id"?: never;
+          "kind": string;
+          "last_day"?: string | null;
+          "property_id": string;
+          "subject_id": string;
+          "tenant_id": string;
+          "transaction_id"?: unknown;
+        };
+        Update: {
+          "changed_at"?: string;
+          "first_day"?: string | null;
+          "id"?: never;
+          "kind"?: string;
+          "last_day"?: string | null;
+          "property_id"?: string;
+          "subject_id"?: string;
+          "tenant_id"?: string;
+          "transaction_id"?: unknown;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "ari_changes_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "ari_changes_tenant_id_property_id_fkey";
+            columns: ["tenant_id", "property_id"];
+            isOneToOne: false;
+            referencedRelation: "properties";
+            referencedColumns: ["tenant_id", "id"];
+          },
+        ];
+      };
       "calendar_feeds": {
         Row: {
           "created_at": string;
@@ -1737,6 +1789,7 @@ export type Database = {
           "last_attempt_at": string | null;
           "last_status_code": number | null;
           "next_attempt_at": string | null;
+          "order_key": string | null;
           "reservation_id": string | null;
           "sequence": number;
           "status": string;
@@ -1754,6 +1807,7 @@ export type Database = {
           "last_attempt_at"?: string | null;
           "last_status_code"?: number | null;
           "next_attempt_at"?: string | null;
+          "order_key"?: string | null;
           "reservation_id"?: string | null;
           "sequence"?: never;
           "status"?: string;
@@ -1770,6 +1824,7 @@ export type Database = {
           "last_attempt_at"?: string | null;
           "last_status_code"?: number | null;
           "next_attempt_at"?: string | null;
+          "order_key"?: string | null;
           "reservation_id"?: string | null;
           "sequence"?: never;
           "status"?: string;

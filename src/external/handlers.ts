@@ -124,9 +124,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       success: createdResponses(reservation, "Booked (or booked before, with Idempotent-Replayed: true)."),
       resourceAt: { path: "/v1/external/reservations/{id}" },
     }, async ({ db, params, body, request, missing }) => {
-      const property = await db.selectFrom("properties").select("id").where("id", "=", params.id).executeTakeFirst();
-      if (!property) throw missing();
-      await lockChannelBooking(db, body);
+      if (!await lockChannelBooking(db, params.id, body)) throw missing();
       const first = await findChannelBooking(db, body);
       if (first) {
         const differs = bookingMismatch(first, params.id, body);
@@ -136,8 +134,7 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
         }
         return booked(request, first, true);
       }
-      const guestId = await channelGuestId(db, body.guest);
-      return booked(request, await insertChannelBooking(db, params.id, guestId, body), false);
+      return booked(request, await insertChannelBooking(db, params.id, body), false);
     }),
 
     integrationEndpoint(scope, {

@@ -8,11 +8,15 @@ import type { channelBookingBody, channelBookingChange, channelGuest } from "./s
 type Booking = z.output<typeof channelBookingBody>;
 type Reference = Pick<Booking, "source" | "channel" | "externalReference">;
 
-// Until the transaction ends, this reference is the request's: a retry racing it waits
-// (supabase/schemas/external.sql, private.lock_channel_booking).
-export async function lockChannelBooking(db: Transaction<DB>, booking: Reference): Promise<void> {
-  await sql`select private.lock_channel_booking(${booking.source}, ${booking.channel}, ${booking.externalReference})`
-    .execute(db);
+// Whether the property is one of the key's; if it is, until the transaction ends this
+// reference is the request's, and a retry racing it waits (supabase/schemas/external.sql,
+// private.lock_channel_booking). The lookup of the reference is a statement of its own,
+// after the wait, so that it sees what the request before it committed.
+export async function lockChannelBooking(db: Transaction<DB>, propertyId: string, booking: Reference): Promise<boolean> {
+  const { rows } = await sql`
+    select private.lock_channel_booking(${booking.source}, ${booking.channel}, ${booking.externalReference})
+    from properties where id = ${propertyId}`.execute(db);
+  return rows.length > 0;
 }
 
 // The stay a channel booked under this reference, on one of the key's properties.
@@ -23,22 +27,26 @@ export function findChannelBooking(db: Transaction<DB>, booking: Reference) {
     .executeTakeFirst();
 }
 
-// The guest's id, found in the tenant or created (private.channel_guest).
+// The guest's id, found in the tenant or created (private.channel_guest), as an expression.
+function channelGuestExpression(guest: z.output<typeof channelGuest>) {
+  return sql<string>`private.channel_guest(${guest.firstName}, ${guest.lastName}, ${guest.email ?? null},
+    ${guest.phone ?? null}, ${guest.countryCode ?? null}, ${guest.locale ?? null})`;
+}
+
 export async function channelGuestId(db: Transaction<DB>, guest: z.output<typeof channelGuest>): Promise<string> {
-  const { rows: [row] } = await sql<{ id: string }>`
-    select private.channel_guest(${guest.firstName}, ${guest.lastName}, ${guest.email ?? null}, ${guest.phone ?? null},
-                                 ${guest.countryCode ?? null}, ${guest.locale ?? null}) as id`.execute(db);
+  const { rows: [row] } = await sql<{ id: string }>`select ${channelGuestExpression(guest)} as id`.execute(db);
   return row!.id;
 }
 
-// Without a total, the reservation trigger prices the stay from the plan's calendar; the
-// currency is the plan's unless one is sent (and then must be it).
-export function insertChannelBooking(db: Transaction<DB>, propertyId: string, guestId: string, booking: Booking) {
+// The guest found or added and the stay booked, in one statement. Without a total, the
+// reservation trigger prices the stay from the plan's calendar; the currency is the
+// plan's unless one is sent (and then must be it).
+export function insertChannelBooking(db: Transaction<DB>, propertyId: string, booking: Booking) {
   return db.insertInto("reservations").values({
     property_id: propertyId,
     room_type_id: booking.roomTypeId,
     rate_plan_id: booking.ratePlanId,
-    guest_id: guestId,
+    guest_id: channelGuestExpression(booking.guest),
     check_in: booking.checkIn,
     check_out: booking.checkOut,
     adults: booking.adults,

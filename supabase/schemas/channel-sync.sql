@@ -201,7 +201,9 @@ begin
   perform private.record_ari_change(p.tenant_id, p.property_id, 'rates', p.id, (c ->> 'first')::date, (c ->> 'last')::date)
   from jsonb_array_elements(coalesce(spans, '[]')) c
   join public.rate_plans p on p.tenant_id = (c ->> 'tenant')::uuid
-    and (p.id = (c ->> 'plan')::uuid or p.derived_from_id = (c ->> 'plan')::uuid);
+    and (p.id = (c ->> 'plan')::uuid or p.derived_from_id = (c ->> 'plan')::uuid)
+  -- Each base plan before the plans that follow it.
+  order by p.derived_from_id is not null, p.id;
   return null;
 end
 $$;
@@ -237,7 +239,8 @@ begin
   end if;
   perform private.record_ari_change(p.tenant_id, p.property_id, 'rates', p.id, null, null)
   from public.rate_plans p
-  where p.tenant_id = new.tenant_id and (p.id = new.id or p.derived_from_id = new.id);
+  where p.tenant_id = new.tenant_id and (p.id = new.id or p.derived_from_id = new.id)
+  order by p.derived_from_id is not null, p.id;
   return null;
 end
 $$;
