@@ -185,12 +185,12 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
       summary: "What changed on the key's properties after a cursor, in order: a room type's availability or a rate plan's " +
         "prices and restrictions over a range of days (and with reservations:read, a reservation), each one transaction's " +
         `changes to one of them. Kept ${CHANGES_RETENTION_DAYS} days; an older cursor is a 410.`,
-      query: changesQuery, requires: "ari:read", problems: ["cursor-expired"],
+      query: changesQuery, requires: "ari:read", problems: ["cursor-expired", "unprocessable"],
       success: [{ status: 200, description: "A page of changes, and the cursor to read on from.", schema: changesPage }],
     }, async ({ db, query }) => {
       const since = query.since === undefined ? undefined : decodeCursor(query.since);
       if (query.since !== undefined && !since) {
-        throw new HttpError("validation", "since is not a cursor a page of changes gave.", {
+        throw new HttpError("unprocessable", "since is not a cursor a page of changes gave.", {
           errors: [{ path: "since", message: "A cursor a page of changes gave as nextCursor." }],
         });
       }

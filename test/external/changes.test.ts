@@ -2,7 +2,7 @@
 // properties' availability, rates and reservations after a cursor, one change per
 // transaction and subject, in order, never a change behind a cursor already given.
 import assert from "node:assert/strict";
-import { expectInvalid, expectProblem, expectStatus, type Schemas, withFixture } from "../support/api.ts";
+import { expectInvalid, expectProblem, expectStatus, expectUnprocessable, type Schemas, withFixture } from "../support/api.ts";
 import { createProperty, createRatePlan, createRoomType, createUnit, createUnitBlock } from "../support/domain.ts";
 import { external, issueApiKey } from "../support/integration.ts";
 
@@ -132,9 +132,11 @@ Deno.test("changes: a key sees its properties' only, reservations only with a sc
 
     const old = btoa(`1.1.${Math.floor(Date.now() / 1000) - 8 * 86400}`).replace(/=+$/, "");
     await expectProblem("GET", CHANGES, await external("GET", `/changes?since=${old}`, ariOnly.secret), 410, "cursor-expired");
-    for (const since of ["not-a-cursor", btoa("1.2").replace(/=+$/, ""), "%2F%2F"]) {
-      await expectInvalid("GET", CHANGES, await external("GET", `/changes?since=${since}`, ariOnly.secret), "since", since);
+    // Of the cursor's shape but no cursor a page gave: a 422; not even of its shape: a 400.
+    for (const since of ["0", "not-a-cursor", btoa("1.2").replace(/=+$/, "")]) {
+      await expectUnprocessable("GET", CHANGES, await external("GET", `/changes?since=${since}`, ariOnly.secret), "since", since);
     }
+    await expectInvalid("GET", CHANGES, await external("GET", "/changes?since=%2F%2F", ariOnly.secret), "since");
     await expectInvalid("GET", CHANGES, await external("GET", "/changes?limit=1001", ariOnly.secret), "limit");
   }));
 
