@@ -1,3 +1,4 @@
+import { type RawBuilder, sql } from "kysely";
 // The API speaks camelCase and the schema snake_case; the mapping is mechanical,
 // so it is written once, in types as well as at run time.
 type Snake<S extends string> = S extends `${infer Head}${infer Tail}`
@@ -22,4 +23,14 @@ export function camelSelection<const C extends string>(columns: readonly C[]): S
   return columns.map((column) =>
     column.includes("_") ? `${column} as ${column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())}` : column
   ) as Selection<C>[];
+}
+
+// An array value as an ARRAY[...] of its elements, each a value of its own: postgres.js
+// writes a JavaScript array as an array parameter only once it knows the connection's
+// array types, and a connection that has not fetched them sends "a,b", which Postgres
+// refuses as a malformed array literal.
+export function arrayOf<T extends string>(values: readonly T[], type: "text" | "uuid"): RawBuilder<T[]> {
+  return values.length === 0
+    ? sql<T[]>`${sql.raw(`'{}'::${type}[]`)}`
+    : sql<T[]>`array[${sql.join(values)}]::${sql.raw(type)}[]`;
 }

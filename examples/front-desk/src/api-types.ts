@@ -13544,6 +13544,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The Idempotency-Key was used for a different request, or the request breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The API key's rate limit for the current window is spent (`RateLimit-Policy: "api-key"`), or this client's address sent too many unknown API keys (`"failed-keys"`): wait the seconds `Retry-After` gives. Problem types: `urn:pms:problem:too-many-requests`. */
             429: {
                 headers: {
