@@ -19,7 +19,7 @@ import {
 } from "../http/schemas.ts";
 import { MAX_CALENDAR_DAYS, rateCalendarDay } from "../rate-calendar/schema.ts";
 import { paymentMethods } from "../payments/schema.ts";
-import { reservationStatuses } from "../reservations/schema.ts";
+import { checkOutAfterCheckIn, nightsInOrder, reservationStatuses } from "../reservations/schema.ts";
 
 export const externalPaymentBody = z.strictObject({
   amount: minorUnits.min(1),
@@ -71,10 +71,6 @@ const channelStay = {
   }),
   notes: z.string().max(4000).nullable(),
 };
-
-const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
-  body.checkIn === undefined || body.checkOut === undefined || body.checkOut > body.checkIn;
-const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"], params: domainRule };
 
 export const channelSources = ["channel_manager", "ota", "website", "other"] as const;
 

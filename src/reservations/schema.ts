@@ -25,9 +25,9 @@ const stay = {
   notes: z.string().max(4000).nullable(),
 };
 
-const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
+export const nightsInOrder = (body: { checkIn?: string; checkOut?: string }) =>
   body.checkIn === undefined || body.checkOut === undefined || body.checkOut > body.checkIn;
-const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"], params: domainRule };
+export const checkOutAfterCheckIn = { message: "checkOut must be after checkIn.", path: ["checkOut"], params: domainRule };
 
 export const createReservationBody = z.strictObject({
   ...stay,
