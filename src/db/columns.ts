@@ -25,10 +25,10 @@ export function camelSelection<const C extends string>(columns: readonly C[]): S
   ) as Selection<C>[];
 }
 
-// An array value as an ARRAY[...] of its elements, each a value of its own: postgres.js
-// writes a JavaScript array as an array parameter only once it knows the connection's
-// array types, and a connection that has not fetched them sends "a,b", which Postgres
-// refuses as a malformed array literal.
+// An array value as an ARRAY[...] of its elements, each a value of its own: through a
+// transaction pooler the elements are then written into the statement's SQL like any
+// other string (src/db/client-side-binding.ts), where an array would stay a parameter and
+// have the statement described before it is bound, a round trip more.
 export function arrayOf<T extends string>(values: readonly T[], type: "text" | "uuid"): RawBuilder<T[]> {
   return values.length === 0
     ? sql<T[]>`${sql.raw(`'{}'::${type}[]`)}`

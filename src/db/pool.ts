@@ -1,5 +1,6 @@
 import net from "node:net";
 import postgres from "postgres";
+import { parse as parseArray } from "postgres-array";
 
 export type Sql = postgres.Sql;
 
@@ -31,7 +32,7 @@ export type PoolOptions = {
   mode?: PoolMode;
 };
 
-const oid = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184 };
+const oid = { int8: 20, date: 1082, timestamp: 1114, timestamptz: 1184, textArray: 1009, uuidArray: 2951 };
 
 // The generated types describe values as PostgREST puts them in JSON: dates and timestamps
 // as strings, bigint as a number. postgres.js by default makes the former Dates and leaves
@@ -50,7 +51,40 @@ const generatedTypeParsers = {
     serialize: (value: number): string => String(value),
     parse: parseSafeInteger,
   },
+  // postgres.js 3.4.9 learns the array types from a query of its own, the first thing it
+  // sends on each new connection. When that query fails and the server then closes the
+  // connection (PgBouncer's "server login has been failing" while Postgres restarts), the
+  // connection reconnects by itself with the failed query still taken for in flight: the
+  // next startup settles it, and the connection is open from then on without ever fetching
+  // the types. A pool whose connections all came back so would read every array as its
+  // text ('{a,b}') and send a JavaScript array as 'a,b', which Postgres refuses. So the
+  // arrays the schema holds are known here (test/db/pool.test.ts holds the list to the
+  // schema's array columns, and reproduces the failure).
+  textArray: {
+    to: oid.textArray,
+    from: [oid.textArray],
+    serialize: arrayLiteral,
+    parse: parseElements,
+  },
+  uuidArray: {
+    to: oid.uuidArray,
+    from: [oid.uuidArray],
+    serialize: arrayLiteral,
+    parse: parseElements,
+  },
 } satisfies Record<string, postgres.PostgresType>;
+
+// The array types the generated-types pool reads and writes without that query.
+export const knownArrayTypes = ["text[]", "uuid[]"] as const;
+
+function parseElements(raw: string): (string | null)[] {
+  return parseArray(raw);
+}
+
+// An array's text form: each element quoted, its backslashes and quotes escaped; null as NULL.
+function arrayLiteral(values: readonly (string | null)[]): string {
+  return `{${values.map((value) => value === null ? "NULL" : `"${value.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}
 
 // Postgres writes `2026-11-22 09:30:00.123456+00`; JSON clients expect RFC 3339, which
 // differs only in the `T` and the offset's minutes. A date (`2026-11-22`) has neither.
@@ -90,7 +124,8 @@ export function writesValuesIntoSql(sql: Sql): boolean {
 export function parsesAsGeneratedTypes(sql: Sql): boolean {
   const { parsers } = sql.options;
   return parsers[oid.int8] === generatedTypeParsers.bigint.parse &&
-    [oid.date, oid.timestamp, oid.timestamptz].every((type) => parsers[type] === generatedTypeParsers.timestamp.parse);
+    [oid.date, oid.timestamp, oid.timestamptz].every((type) => parsers[type] === generatedTypeParsers.timestamp.parse) &&
+    [oid.textArray, oid.uuidArray].every((type) => parsers[type] === parseElements);
 }
 
 // One pool per function instance, created by the entrypoint at start-up.
