@@ -3,6 +3,7 @@ import { accessCodeEndpoints } from "./access-codes/handlers.ts";
 import { apiKeyEndpoints } from "./api-keys/handlers.ts";
 import { availabilityEndpoints } from "./availability/handlers.ts";
 import { calendarFeedEndpoints } from "./calendar-feeds/handlers.ts";
+import { calendarImportEndpoints, type CalendarImportRouteSettings } from "./calendar-imports/handlers.ts";
 import type { AccessTokenVerifier } from "./auth/access-token.ts";
 import { authEndpoints } from "./auth/handlers.ts";
 import type { IdentityProvider } from "./auth/identity-provider.ts";
@@ -48,6 +49,7 @@ export type ApiDependencies = {
   push: PushSettings;
   // Outbound webhooks: which endpoint URLs a subscription may name.
   webhookSubscriptions: WebhookRouteSettings;
+  calendarImports: CalendarImportRouteSettings;
   // The reference page's renderer bundle (GET /v1/docs/api-reference.js).
   referenceRenderer: ReferenceRenderer;
   // The browser origins granted cross-origin access; absent: none.
@@ -71,6 +73,7 @@ function apiEndpoints(deps: ApiDependencies): Endpoint[] {
     ...rateCalendarEndpoints(scope),
     ...availabilityEndpoints(scope),
     ...calendarFeedEndpoints(scope, { db: deps.db, publicUrl: () => deps.webhooks.publicUrl }),
+    ...calendarImportEndpoints(scope, deps.calendarImports),
     ...guestEndpoints(scope),
     ...reservationEndpoints(scope),
     ...paymentEndpoints(scope),

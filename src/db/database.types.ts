@@ -328,6 +328,98 @@ export type Database = {
           },
         ];
       };
+      "calendar_imports": {
+        Row: {
+          "conflicts": NonNullable<Json>;
+          "created_at": string;
+          "created_by": string | null;
+          "etag": string | null;
+          "events": number;
+          "failing_since": string | null;
+          "failures": number;
+          "id": string;
+          "last_error": string | null;
+          "last_error_code": string | null;
+          "last_fetched_at": string | null;
+          "last_modified": string | null;
+          "last_outcome": string | null;
+          "last_succeeded_at": string | null;
+          "name": string;
+          "next_fetch_at": string;
+          "property_id": string;
+          "reported_at": string | null;
+          "tenant_id": string;
+          "unit_id": string;
+          "updated_at": string;
+          "url": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "conflicts"?: NonNullable<Json>;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "etag"?: string | null;
+          "events"?: number;
+          "failing_since"?: string | null;
+          "failures"?: number;
+          "id"?: string;
+          "last_error"?: string | null;
+          "last_error_code"?: string | null;
+          "last_fetched_at"?: string | null;
+          "last_modified"?: string | null;
+          "last_outcome"?: string | null;
+          "last_succeeded_at"?: string | null;
+          "name": string;
+          "next_fetch_at"?: string;
+          "property_id": string;
+          "reported_at"?: string | null;
+          "tenant_id"?: string;
+          "unit_id": string;
+          "updated_at"?: string;
+          "url": string;
+        };
+        Update: {
+          "conflicts"?: NonNullable<Json>;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "etag"?: string | null;
+          "events"?: number;
+          "failing_since"?: string | null;
+          "failures"?: number;
+          "id"?: string;
+          "last_error"?: string | null;
+          "last_error_code"?: string | null;
+          "last_fetched_at"?: string | null;
+          "last_modified"?: string | null;
+          "last_outcome"?: string | null;
+          "last_succeeded_at"?: string | null;
+          "name"?: string;
+          "next_fetch_at"?: string;
+          "property_id"?: string;
+          "reported_at"?: string | null;
+          "tenant_id"?: string;
+          "unit_id"?: string;
+          "updated_at"?: string;
+          "url"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "calendar_imports_tenant_id_fkey";
+            columns: ["tenant_id"];
+            isOneToOne: false;
+            referencedRelation: "tenants";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName:
+              "calendar_imports_tenant_id_property_id_unit_id_fkey";
+            columns: ["tenant_id", "property_id", "unit_id"];
+            isOneToOne: false;
+            referencedRelation: "units";
+            referencedColumns: ["tenant_id", "property_id", "id"];
+          },
+        ];
+      };
       "guests": {
         Row: {
           "country_code": string | null;
@@ -1603,6 +1695,7 @@ export type Database = {
       };
       "unit_blocks": {
         Row: {
+          "calendar_import_id": string | null;
           "created_at": string;
           "created_by": string | null;
           "ends_on": string;
@@ -1617,6 +1710,7 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
+          "calendar_import_id"?: string | null;
           "created_at"?: string;
           "created_by"?: string | null;
           "ends_on": string;
@@ -1630,6 +1724,7 @@ export type Database = {
           "updated_at"?: string;
         };
         Update: {
+          "calendar_import_id"?: string | null;
           "created_at"?: string;
           "created_by"?: string | null;
           "ends_on"?: string;
@@ -1643,6 +1738,13 @@ export type Database = {
           "updated_at"?: string;
         };
         Relationships: [
+          {
+            foreignKeyName: "unit_blocks_tenant_id_calendar_import_id_fkey";
+            columns: ["tenant_id", "calendar_import_id"];
+            isOneToOne: false;
+            referencedRelation: "calendar_imports";
+            referencedColumns: ["tenant_id", "id"];
+          },
           {
             foreignKeyName: "unit_blocks_tenant_id_fkey";
             columns: ["tenant_id"];

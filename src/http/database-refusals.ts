@@ -104,6 +104,9 @@ export const rules: Record<string, Rule> = {
   calendar_feeds_tenant_id_property_id_unit_id_fkey: {
     problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
   },
+  calendar_imports_tenant_id_property_id_unit_id_fkey: {
+    problem: "unknown-reference", detail: "The unit does not exist in this tenant.", field: "unitId",
+  },
   calendar_feeds_tenant_id_property_id_room_type_id_fkey: {
     problem: "unknown-reference", detail: "The room type does not exist in this tenant.", field: "roomTypeId",
   },
@@ -173,6 +176,8 @@ export const rules: Record<string, Rule> = {
   unit_blocks_no_held_stay: { problem: "unit-occupied" },
   units_hold_stays: { problem: "unit-occupied" },
   unit_blocks_unit_fixed: { problem: "immutable-field" },
+  unit_blocks_imported: { problem: "held-by-calendar-import" },
+  calendar_imports_unit_fixed: { problem: "immutable-field" },
   reservations_room_type_occupancy: { problem: "over-occupancy" },
   reservations_rate_restricted: { problem: "rate-restricted" },
   reservations_status_transition: { problem: "lifecycle-transition-refused" },

@@ -87,6 +87,11 @@ export const problemTypes = {
     meaning: "The unit takes no stay on these nights: a block covers some of them (`blockId`, `startsOn`, `endsOn`), or its " +
       "status is not active (`unitStatus`). Assign another unit of the room type.",
   },
+  "held-by-calendar-import": {
+    status: 409, title: "Held by a calendar import",
+    meaning: "The block is a calendar import's hold (`calendarImportId`): it changes and goes only with its feed's event. " +
+      "Change the event in the calendar it comes from, or delete the import.",
+  },
   "unit-occupied": {
     status: 409, title: "Unit occupied",
     meaning: "The unit holds a stay on some of these nights (`reservationId`, `confirmationCode`, `checkIn`, `checkOut`), so it " +

@@ -106,6 +106,9 @@ export const problem = z.object({
   blockId: z.uuid().optional().meta({
     description: "With `urn:pms:problem:unit-out-of-order`: the block that covers some of the nights (`startsOn`, `endsOn`).",
   }),
+  calendarImportId: z.uuid().optional().meta({
+    description: "With `urn:pms:problem:held-by-calendar-import`: the import whose feed holds the block.",
+  }),
   startsOn: z.string().optional().meta({ description: "With `blockId`: the block's first night." }),
   endsOn: z.string().optional().meta({ description: "With `blockId`: the first night after the block." }),
   unitStatus: z.string().optional().meta({

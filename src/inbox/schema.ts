@@ -5,7 +5,7 @@ import { id, oneOrMany, queryBoolean, timestamp } from "../http/schemas.ts";
 // The templates an in_app notification delivers to inboxes (inbox_messages_template_key_check):
 // a check-in's alert to every member, and a failed delivery's or a disabled webhook
 // subscription's notice to owners and admins.
-export const inboxTemplateKeys = ["check_in_alerts", "delivery_failed", "webhook_disabled"] as const;
+export const inboxTemplateKeys = ["check_in_alerts", "delivery_failed", "webhook_disabled", "calendar_import_failing"] as const;
 
 export const inboxMessage = z.object({
   id,

@@ -7,7 +7,7 @@ import { templateKeys } from "./templates/sources.ts";
 // nightly summary, and the system notice of a notification that failed
 // (docs/notifications-channels.md).
 export const notificationTemplateKeys = [
-  ...templateKeys, "check_in_alerts", "nightly_summary", "delivery_failed", "webhook_disabled",
+  ...templateKeys, "check_in_alerts", "nightly_summary", "delivery_failed", "webhook_disabled", "calendar_import_failing",
 ] as const;
 // Every template a preference can switch off, and marketing_emails, a preference the
 // operator settings screen shows under which nothing is sent.

@@ -147,6 +147,34 @@ export function renderWebhookDisabledNotice(data: WebhookDisabledNoticeData): St
   };
 }
 
+export interface CalendarImportFailingNoticeData {
+  calendarImportId: string;
+  name: string;
+  url: string;
+  failures: number;
+  error: string | null;
+}
+
+// A calendar import whose feed failed three fetches in a row: the unit's holds from it are
+// as the last good fetch left them, so a booking taken elsewhere since may not be held.
+// The feed is named by its import's name and host; its path often carries the other
+// service's secret.
+export function renderCalendarImportFailingNotice(data: CalendarImportFailingNoticeData): StaffAlert {
+  let host: string;
+  try {
+    host = new URL(data.url).host;
+  } catch {
+    host = "its address";
+  }
+  const why = data.error ? ` The last attempt: ${oneLine(data.error)}` : "";
+  return {
+    title: `The calendar ${oneLine(data.name)} cannot be imported`,
+    body: `${data.failures} fetches in a row from ${oneLine(host)} failed.${why} The unit keeps the holds of the last ` +
+      "calendar that could be read: bookings made elsewhere since then do not block it. Check the calendar's address.",
+    url: `/calendar-imports/${encodeURIComponent(data.calendarImportId)}`,
+  };
+}
+
 /**
  * The most a push payload may take, in UTF-8 bytes. Web Push carries at most 4096
  * bytes of encrypted record, of which the encryption's header, padding and tag

@@ -27,7 +27,13 @@ import {
 } from "./render.ts";
 import { renderSms } from "./sms-text.ts";
 import { type NightlySummaryData, nightlySummaryValues } from "./summary.ts";
-import { pushPayload, renderCheckInAlert, renderDeliveryFailedNotice, renderWebhookDisabledNotice } from "./staff-text.ts";
+import {
+  pushPayload,
+  renderCalendarImportFailingNotice,
+  renderCheckInAlert,
+  renderDeliveryFailedNotice,
+  renderWebhookDisabledNotice,
+} from "./staff-text.ts";
 import type { Logger } from "../logging/logger.ts";
 
 export const QUEUE = "notifications";
@@ -173,7 +179,7 @@ type Loaded =
   | { kind: "email"; to: string; templateKey: EmailTemplateKey; values: () => TemplateValues }
   | { kind: "sms"; to: string; templateKey: GuestTemplateKey; render: () => { text: string } }
   // Into the inboxes of these members, in the job's tenant.
-  | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled"; render: () => Alert }
+  | { kind: "inbox"; userIds: string[]; templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing"; render: () => Alert }
   // To every browser the member subscribed in the tenant.
   | { kind: "push"; subscriptions: PushSubscriptionRow[]; templateKey: string; render: () => Alert };
 
@@ -762,6 +768,11 @@ const webhookDisabledContext = z.object({
   failingSince: z.string().nullable(), disabledAt: z.string().nullable(),
 });
 
+// What private.notify_calendar_import_failing wrote about the import.
+const calendarImportFailingContext = z.object({
+  calendarImportId: z.uuid(), name: z.string(), url: z.string(), failures: z.number(), error: z.string().nullable(),
+});
+
 // What one notification's row (or its absence) asks of the worker.
 function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
@@ -800,6 +811,12 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
     const userIds = row.manager_ids ?? [];
     if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
     return { kind: "inbox", userIds, templateKey, render: () => renderWebhookDisabledNotice(notice) };
+  }
+  if (templateKey === "calendar_import_failing" && channel === "in_app") {
+    const notice = calendarImportFailingContext.parse(row.context);
+    const userIds = row.manager_ids ?? [];
+    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
+    return { kind: "inbox", userIds, templateKey, render: () => renderCalendarImportFailingNotice(notice) };
   }
   if (templateKey === "check_in_alerts" && (channel === "in_app" || channel === "push")) {
     if (row.recipient_id === null || row.member_role === null) {

@@ -24,10 +24,12 @@ export function unitBlockEndpoints(scope: RequestScope): Endpoint[] {
     blocks.get({ access: "member", summary: "Read a unit block." }, findUnitBlock),
     blocks.update({
       access: "member", summary: "Change a block's nights or reason; it stays on its unit.",
-      body: updateUnitBlockBody, problems: [...refusals, "immutable-field"],
+      body: updateUnitBlockBody, problems: [...refusals, "immutable-field", "held-by-calendar-import"],
     }, { lock: lockUnitBlock, update: updateUnitBlock }),
     blocks.remove({
-      access: "manager", summary: "Delete a block: the unit is back in service on its nights. Staff shorten it with PATCH instead.",
+      access: "manager", problems: ["held-by-calendar-import"],
+      summary: "Delete a block: the unit is back in service on its nights. Staff shorten it with PATCH instead. A block " +
+        "from a calendar import goes only with its feed's event or its import (409).",
     }, deleteUnitBlock),
   ];
 }

@@ -6,7 +6,7 @@ import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
 import type { createUnitBlockBody, listUnitBlocksQuery, updateUnitBlockBody } from "./schema.ts";
 
-const columns = camelSelection(["id", "property_id", "unit_id", "starts_on", "ends_on", "reason", "created_at", "updated_at"]);
+const columns = camelSelection(["id", "property_id", "unit_id", "starts_on", "ends_on", "reason", "calendar_import_id", "created_at", "updated_at"]);
 
 // Every query runs under the request's context, where RLS limits rows to its tenant.
 export function listUnitBlocks(db: Reads, filter: z.output<typeof listUnitBlocksQuery>, page: Page) {

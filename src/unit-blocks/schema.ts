@@ -25,6 +25,9 @@ export const unitBlock = z.object({
   startsOn: answeredDate,
   endsOn: answeredDate,
   reason: z.string(),
+  calendarImportId: id.nullable().meta({
+    description: "The calendar import whose feed holds the unit on these nights; such a block changes only with its feed.",
+  }),
   createdAt: timestamp,
   updatedAt: timestamp,
 }).meta({ id: "UnitBlock" });

@@ -268,22 +268,140 @@ function positiveInteger(name: string, value: number): number {
 // Posts one webhook. Never throws for anything the endpoint or the network does; throws
 // only on a caller's mistake (an option out of range, a header value HTTP cannot carry).
 export async function postWebhook(post: WebhookPost): Promise<WebhookPostResult> {
-  const timeoutMs = positiveInteger("timeoutMs", post.timeoutMs ?? 10_000);
   const maxResponseBytes = positiveInteger("maxResponseBytes", post.maxResponseBytes ?? 1024);
   const maxReadBytes = positiveInteger("maxReadBytes", post.maxReadBytes ?? 65_536);
   if (maxReadBytes < maxResponseBytes) throw new RangeError("maxReadBytes must be at least maxResponseBytes");
-  const now = post.now ?? (() => performance.now());
-  const resolve = post.resolve ?? resolveWithDenoDns;
+  const body = new TextEncoder().encode(post.body);
+  const sent = await send({
+    ...post,
+    method: "POST",
+    headers: { ...post.headers, "content-type": "application/json", "user-agent": WEBHOOK_USER_AGENT },
+    body,
+    maxResponseBytes,
+    maxReadBytes,
+  });
+  if (sent.outcome !== "response") return sent;
+  const { status, headers, body: kept, durationMs } = sent;
+  return { outcome: "response", status, snippet: snippetOf(kept), retryAfter: headers.get("retry-after") ?? null, durationMs };
+}
+
+// ---------------------------------------------------------------- fetching a document
+
+export type DocumentGet = {
+  url: string;
+  // Conditional and content headers (If-None-Match, If-Modified-Since, Accept).
+  headers: Readonly<Record<string, string>>;
+  userAgent: string;
+  policy: WebhookEndpointPolicy;
+  // For the whole fetch, redirects included. Default 10 s.
+  timeoutMs?: number;
+  // A longer body is refused as too large. Default 1 MiB.
+  maxBytes?: number;
+  // How many redirects are followed, each to a URL checked as the first was. Default 3.
+  maxRedirects?: number;
+  resolve?: ResolveHost;
+  now?: () => number;
+  trustedCertificates?: readonly string[];
+};
+
+export type DocumentGetResult =
+  // The document, whole: a 2xx with its body, or a 304 with none.
+  | { outcome: "response"; status: number; headers: ReadonlyMap<string, string>; body: Uint8Array; url: string; durationMs: number }
+  // An answer that is not the document: another status, too many redirects, a body too large.
+  | { outcome: "rejected"; reason: "http-status" | "too-many-redirects" | "too-large" | "incomplete"; status: number; message: string; durationMs: number }
+  | { outcome: "refused"; reason: EndpointRefusalReason; message: string; durationMs: number }
+  | { outcome: "network-error"; reason: NetworkErrorReason; message: string; durationMs: number };
+
+// Fetches a document a tenant named by its URL (an imported calendar), with the same
+// safety as a webhook's post: each URL, a redirect's too, is checked, its name resolved and
+// every address checked, and the connection goes to one of those addresses.
+export async function getDocument(get: DocumentGet): Promise<DocumentGetResult> {
+  const maxBytes = positiveInteger("maxBytes", get.maxBytes ?? 1_048_576);
+  const timeoutMs = positiveInteger("timeoutMs", get.timeoutMs ?? 10_000);
+  const maxRedirects = get.maxRedirects ?? 3;
+  const now = get.now ?? (() => performance.now());
+  const started = now();
+  const elapsed = () => Math.max(0, Math.round(now() - started));
+  let url = get.url;
+  for (let redirects = 0;; redirects++) {
+    const left = timeoutMs - elapsed();
+    if (left <= 0) return { outcome: "network-error", reason: "timeout", message: `no answer within ${timeoutMs} ms`, durationMs: elapsed() };
+    const sent = await send({
+      ...get,
+      url,
+      method: "GET",
+      headers: { ...get.headers, "user-agent": get.userAgent },
+      timeoutMs: left,
+      maxResponseBytes: maxBytes + 1,
+      maxReadBytes: maxBytes + 1,
+    });
+    if (sent.outcome !== "response") return { ...sent, durationMs: elapsed() };
+    const { status, headers, body, ended } = sent;
+    const location = headers.get("location");
+    if ([301, 302, 303, 307, 308].includes(status) && location) {
+      if (redirects >= maxRedirects) {
+        return { outcome: "rejected", reason: "too-many-redirects", status, message: `more than ${maxRedirects} redirects`, durationMs: elapsed() };
+      }
+      try {
+        url = new URL(location, url).href;
+      } catch {
+        return { outcome: "rejected", reason: "http-status", status, message: "a redirect to something that is not a URL", durationMs: elapsed() };
+      }
+      continue;
+    }
+    if (status === 304) return { outcome: "response", status, headers, body: new Uint8Array(0), url, durationMs: elapsed() };
+    if (status < 200 || status > 299) {
+      return { outcome: "rejected", reason: "http-status", status, message: `${new URL(url).host} answered ${status}`, durationMs: elapsed() };
+    }
+    if (body.length > maxBytes) {
+      return { outcome: "rejected", reason: "too-large", status, message: `the document is larger than ${maxBytes} bytes`, durationMs: elapsed() };
+    }
+    if (!ended) {
+      return { outcome: "rejected", reason: "incomplete", status, message: "the answer ended before its body did", durationMs: elapsed() };
+    }
+    return { outcome: "response", status, headers, body, url, durationMs: elapsed() };
+  }
+}
+
+// ---------------------------------------------------------------- one request
+
+type OutboundRequest = {
+  method: "GET" | "POST";
+  url: string;
+  // All but host, content-length and connection, which are the exchange's.
+  headers: Readonly<Record<string, string>>;
+  body?: Uint8Array;
+  policy: WebhookEndpointPolicy;
+  timeoutMs?: number;
+  maxResponseBytes: number;
+  maxReadBytes: number;
+  resolve?: ResolveHost;
+  now?: () => number;
+  trustedCertificates?: readonly string[];
+  connections?: ConnectionsForOneRun;
+};
+
+type OutboundResult =
+  | { outcome: "response"; status: number; headers: ReadonlyMap<string, string>; body: Uint8Array; ended: boolean; durationMs: number }
+  | { outcome: "refused"; reason: EndpointRefusalReason; message: string; durationMs: number }
+  | { outcome: "network-error"; reason: NetworkErrorReason; message: string; durationMs: number };
+
+// One request to a URL a tenant gave, and the start of its answer: checked, resolved and
+// sent to a checked address.
+async function send(request: OutboundRequest): Promise<OutboundResult> {
+  const timeoutMs = positiveInteger("timeoutMs", request.timeoutMs ?? 10_000);
+  const now = request.now ?? (() => performance.now());
+  const resolve = request.resolve ?? resolveWithDenoDns;
   const started = now();
   const elapsed = () => Math.max(0, Math.round(now() - started));
 
-  const checked = checkEndpoint(post.url, post.policy);
+  const checked = checkEndpoint(request.url, request.policy);
   if (!checked.ok) return { outcome: "refused", reason: checked.reason, message: checked.message, durationMs: elapsed() };
   const { url, host } = checked;
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
-  const timedOut = (): WebhookPostResult => ({
+  const timedOut = (): OutboundResult => ({
     outcome: "network-error",
     reason: "timeout",
     message: `${url.origin} did not answer within ${timeoutMs} ms`,
@@ -308,20 +426,22 @@ export async function postWebhook(post: WebhookPost): Promise<WebhookPostResult>
           const message = `the resolver answered ${shortened(address)} for ${host.name}, not an address`;
           return { outcome: "network-error", reason: "dns-failure", message, durationMs: elapsed() };
         }
-        if (kind !== "public" && !(kind === "loopback" && post.policy.allowLoopbackHttp)) {
+        if (kind !== "public" && !(kind === "loopback" && request.policy.allowLoopbackHttp)) {
           const { reason, message } = addressRefusal(address, kind, host.name);
           return { outcome: "refused", reason, message, durationMs: elapsed() };
         }
       }
       addresses = resolved.addresses;
     }
-    const exchanged = await exchange(url, addresses, post, { maxResponseBytes, maxReadBytes }, deadline.signal);
+    const limits = { maxResponseBytes: request.maxResponseBytes, maxReadBytes: request.maxReadBytes };
+    const exchanged = await exchange(url, addresses, request, limits, deadline.signal);
     if (exchanged.type === "timeout") return timedOut();
     if (exchanged.type === "error") {
       const message = `${url.origin} could not be reached: ${shortened(exchanged.message)}`;
       return { outcome: "network-error", reason: exchanged.reason, message, durationMs: elapsed() };
     }
-    return { outcome: "response", status: exchanged.status, snippet: exchanged.snippet, retryAfter: exchanged.retryAfter, durationMs: elapsed() };
+    const { status, headers, body, ended } = exchanged;
+    return { outcome: "response", status, headers, body, ended, durationMs: elapsed() };
   } finally {
     clearTimeout(timer);
   }
@@ -342,7 +462,8 @@ async function resolveBefore(resolve: ResolveHost, name: string, signal: AbortSi
 }
 
 type Exchange =
-  | { type: "response"; status: number; snippet: string; retryAfter: string | null; reusable?: boolean }
+  // `ended`: the body is whole, by its framing or by the connection's end.
+  | { type: "response"; status: number; headers: ReadonlyMap<string, string>; body: Uint8Array; ended: boolean; reusable?: boolean }
   | { type: "timeout" }
   | { type: "error"; reason: NetworkErrorReason; message: string };
 
@@ -388,7 +509,7 @@ function errorReason(error: unknown): NetworkErrorReason {
 async function exchange(
   url: URL,
   addresses: readonly string[],
-  post: WebhookPost,
+  post: OutboundRequest,
   limits: { maxResponseBytes: number; maxReadBytes: number },
   deadline: AbortSignal,
 ): Promise<Exchange> {
@@ -485,17 +606,15 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-// The request as it goes on the wire: our headers after the signature's, the body as UTF-8;
+// The request as it goes on the wire: the caller's headers, then the length of a body;
 // asking to close the connection after the answer unless it is to be kept.
-function requestBytes(url: URL, post: WebhookPost, keepAlive: boolean): Uint8Array {
-  const body = new TextEncoder().encode(post.body);
+function requestBytes(url: URL, request: OutboundRequest, keepAlive: boolean): Uint8Array {
+  const body = request.body ?? new Uint8Array(0);
   const headers: Record<string, string> = {
-    ...post.headers,
-    "content-type": "application/json",
-    "user-agent": WEBHOOK_USER_AGENT,
-    "content-length": String(body.length),
+    ...request.headers,
+    ...(request.body ? { "content-length": String(body.length) } : {}),
   };
-  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+  let head = `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
   for (const [name, value] of Object.entries(headers)) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
       throw new TypeError(`the header ${JSON.stringify(name)} cannot be sent as it is`);
@@ -554,29 +673,29 @@ async function converse(
   };
   // A 1xx, 204 or 304 answer has no body, whatever its headers say (RFC 9112, 6.3).
   const code = Number(status[2]);
-  let ended = code < 200 || code === 204 || code === 304;
+  let body: "framed" | "closed" | "cut" = code < 200 || code === 204 || code === 304 ? "framed" : "cut";
   try {
-    if (!ended) ended = await readBody(reader, headers, take);
+    if (body !== "framed") body = await readBody(reader, headers, take);
   } catch {
     // The connection broke, closed or timed out mid-body: what was read is the snippet.
   }
+  const ended = body === "framed";
   // Kept for another request only when its answer ended where its framing said, HTTP/1.1
   // keeps it by default, and the server did not ask to close it.
   const reusable = ended && status[1] === "1" && reader.drained &&
     !/\bclose\b/i.test(headers.get("connection") ?? "") && code >= 200;
-  return {
-    type: "response",
-    status: code,
-    retryAfter: headers.get("retry-after") ?? null,
-    snippet: snippetOf(kept.subarray(0, keptLength)),
-    reusable,
-  };
+  return { type: "response", status: code, headers, body: kept.slice(0, keptLength), ended: body !== "cut", reusable };
 }
 
 // The body by the framing the headers give, handed to `take` a piece at a time until it
-// ends or `take` has had enough. True when the body ended where its framing said (a
-// length, or the last chunk), not with the connection or at `take`'s word.
-async function readBody(reader: ByteReader, headers: Map<string, string>, take: (bytes: Uint8Array) => boolean): Promise<boolean> {
+// ends or `take` has had enough: "framed" when it ended where its framing said (a length,
+// or the last chunk), "closed" when a body with neither ended with the connection, as
+// such a body does, and "cut" when it stopped short of its end or at `take`'s word.
+async function readBody(
+  reader: ByteReader,
+  headers: Map<string, string>,
+  take: (bytes: Uint8Array) => boolean,
+): Promise<"framed" | "closed" | "cut"> {
   if (/\bchunked\b/i.test(headers.get("transfer-encoding") ?? "")) {
     for (;;) {
       const size = Number.parseInt((await reader.readLine(1024)).split(";")[0]!.trim(), 16);
@@ -584,28 +703,28 @@ async function readBody(reader: ByteReader, headers: Map<string, string>, take: 
       if (size === 0) {
         // The trailer section, usually empty, ends with a blank line.
         while ((await reader.readLine(1024)) !== "");
-        return true;
+        return "framed";
       }
       let left = size;
       while (left > 0) {
         const piece = await reader.read(left);
-        if (piece === null) return false;
+        if (piece === null) return "cut";
         left -= piece.length;
-        if (!take(piece)) return false;
+        if (!take(piece)) return "cut";
       }
       await reader.readLine(2);
     }
   }
   const length = headers.get("content-length");
-  if (length !== undefined && !/^[0-9]+$/.test(length)) return false;
+  if (length !== undefined && !/^[0-9]+$/.test(length)) return "cut";
   let left = length === undefined ? Infinity : Number(length);
   while (left > 0) {
     const piece = await reader.read(Math.min(left, 16_384));
-    if (piece === null) return false;
+    if (piece === null) return length === undefined ? "closed" : "cut";
     left -= piece.length;
-    if (!take(piece) && left > 0) return false;
+    if (!take(piece) && left > 0) return "cut";
   }
-  return length !== undefined;
+  return "framed";
 }
 
 // Reads a connection a line or a number of bytes at a time, keeping what it read ahead.

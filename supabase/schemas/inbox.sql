@@ -8,7 +8,7 @@ create table public.inbox_messages (
   user_id uuid not null,
   notification_id uuid not null,
   template_key text not null constraint inbox_messages_template_key_check
-    check (template_key in ('check_in_alerts', 'delivery_failed', 'webhook_disabled')),
+    check (template_key in ('check_in_alerts', 'delivery_failed', 'webhook_disabled', 'calendar_import_failing')),
   title text not null constraint inbox_messages_title_check check (length(title) between 1 and 300),
   body text not null constraint inbox_messages_body_check check (length(body) <= 4000),
   -- Where in a client app the message leads: a relative path such as /reservations/<id>.

@@ -30,6 +30,9 @@ create table public.unit_blocks (
     constraint unit_blocks_created_by_fkey references auth.users (id) on delete set null,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
+  -- The calendar import that holds the unit on these nights (calendar-imports.sql); null for
+  -- a block a member made.
+  calendar_import_id uuid,
   constraint unit_blocks_pkey primary key (tenant_id, id),
   constraint unit_blocks_ends_after_start check (ends_on > starts_on),
   constraint unit_blocks_at_most_3660_nights check (ends_on - starts_on <= 3660),

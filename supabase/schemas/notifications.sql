@@ -16,8 +16,9 @@
 --   (private.enqueue_nightly_summaries, one pg_cron job for all tenants);
 -- - a notification that ends failed leaves a `system` notification (`delivery_failed`,
 --   no human recipient of its own) that lands in the inboxes of the tenant's owners and
---   admins; so does a webhook subscription the worker disabled (`webhook_disabled`,
---   webhook-delivery.sql).
+--   admins; so do a webhook subscription the worker disabled (`webhook_disabled`,
+--   webhook-delivery.sql) and a calendar import that keeps failing
+--   (`calendar_import_failing`, calendar-imports.sql).
 -- Expansion decides who could be reached; delivery still checks the tenant's preference
 -- for (templateKey, channel): a stored enabled = false skips, no row means enabled.
 -- docs/notifications.md and docs/notifications-channels.md describe the whole.
@@ -76,7 +77,7 @@ create table public.notifications (
   template_key text not null
     constraint notifications_template_key_check check (template_key in (
       'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
-      'check_in_alerts', 'nightly_summary', 'delivery_failed', 'webhook_disabled')),
+      'check_in_alerts', 'nightly_summary', 'delivery_failed', 'webhook_disabled', 'calendar_import_failing')),
   channel text not null constraint notifications_channel_check check (channel in ('email', 'sms', 'push', 'in_app')),
   -- What the notification is about, read when it is rendered.
   reservation_id uuid,
@@ -165,7 +166,8 @@ create table public.notification_preferences (
   -- The event templates and the names the operator settings screen uses.
   template_key text not null constraint notification_preferences_template_key_check check (template_key in (
     'checkin_reminder', 'checkout_summary', 'reservation_cancelled', 'access_code_delivery',
-    'check_in_alerts', 'nightly_summary', 'marketing_emails', 'delivery_failed', 'webhook_disabled')),
+    'check_in_alerts', 'nightly_summary', 'marketing_emails', 'delivery_failed', 'webhook_disabled',
+    'calendar_import_failing')),
   channel text not null
     constraint notification_preferences_channel_check check (channel in ('email', 'sms', 'push', 'in_app')),
   enabled boolean not null,

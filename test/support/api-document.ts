@@ -25,6 +25,7 @@ export async function apiDocumentText(): Promise<string> {
     webhooks: unused("webhook settings"),
     push: unused("push settings"),
     webhookSubscriptions: unused("webhook subscription settings"),
+    calendarImports: unused("calendar import settings"),
     referenceRenderer: unused("reference renderer"),
     now: unused("clock"),
     logger: {

@@ -9,6 +9,7 @@ import { createSupabaseAuth } from "../../src/auth/supabase-auth.ts";
 import { createDb } from "../../src/db/database.ts";
 import { createPool, fixedPool, type PoolMode } from "../../src/db/pool.ts";
 import type { PushSettings } from "../../src/push/settings.ts";
+import { calendarImportRouteSettings } from "../../src/calendar-imports/handlers.ts";
 import { webhookRouteSettings } from "../../src/webhook-subscriptions/handlers.ts";
 import { functionsDatabase, stack } from "./stack.ts";
 
@@ -126,6 +127,7 @@ export function apiWithAuthAt(
     },
     push,
     webhookSubscriptions: webhookRouteSettings({ allowLoopbackHttp: false }),
+    calendarImports: calendarImportRouteSettings({ allowLoopbackHttp: false }),
     referenceRenderer: { readScript: () => Promise.reject(new Error("these tests serve no reference page")) },
     now,
     logger: {

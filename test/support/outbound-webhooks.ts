@@ -22,9 +22,10 @@ export async function runWebhookWorker(): Promise<WebhookRunSummary> {
   });
   const text = await response.text();
   assert.equal(response.status, 200, `the webhooks worker answered ${response.status}: ${text}`);
-  const body = JSON.parse(text) as WebhookRunSummary;
-  assert.deepEqual(Object.keys(body).sort(), Object.keys(idle).sort(), text);
-  return body;
+  const { calendarImports, ...deliveries } = JSON.parse(text) as WebhookRunSummary & { calendarImports: unknown };
+  assert.deepEqual(Object.keys(deliveries).sort(), Object.keys(idle).sort(), text);
+  assert.equal(typeof calendarImports, "object", text);
+  return deliveries;
 }
 
 // Makes every job visible now (a retry's or a wait's delay spent) and runs the worker

@@ -320,7 +320,7 @@ export interface paths {
         get: operations["getUnitBlock"];
         put?: never;
         post?: never;
-        /** Delete a block: the unit is back in service on its nights. Staff shorten it with PATCH instead. */
+        /** Delete a block: the unit is back in service on its nights. Staff shorten it with PATCH instead. A block from a calendar import goes only with its feed's event or its import (409). */
         delete: operations["deleteUnitBlock"];
         options?: never;
         head?: never;
@@ -468,6 +468,43 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/calendar-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's calendar imports, newest first. */
+        get: operations["listCalendarImports"];
+        put?: never;
+        /** Import an iCal feed into a unit: it is fetched at once and then every 15 minutes, and its events hold the unit. */
+        post: operations["createCalendarImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calendar-imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a calendar import: its last fetch and the nights it could not hold. */
+        get: operations["getCalendarImport"];
+        put?: never;
+        post?: never;
+        /** Delete a calendar import and the holds it made. */
+        delete: operations["deleteCalendarImport"];
+        options?: never;
+        head?: never;
+        /** Rename a calendar import or give it a new address, which is fetched at once. */
+        patch: operations["updateCalendarImport"];
         trace?: never;
     };
     "/v1/guests": {
@@ -1708,6 +1745,11 @@ export interface components {
              * @description With `urn:pms:problem:unit-out-of-order`: the block that covers some of the nights (`startsOn`, `endsOn`).
              */
             blockId?: string;
+            /**
+             * Format: uuid
+             * @description With `urn:pms:problem:held-by-calendar-import`: the import whose feed holds the block.
+             */
+            calendarImportId?: string;
             /** @description With `blockId`: the block's first night. */
             startsOn?: string;
             /** @description With `blockId`: the first night after the block. */
@@ -1750,7 +1792,7 @@ export interface components {
             reasons?: string[];
         };
         /** @description The kind of problem, one URN per thing a client handles differently. */
-        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:not-a-channel-booking" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:cursor-expired" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
+        ProblemType: string & ("urn:pms:problem:validation" | "urn:pms:problem:malformed-json" | "urn:pms:problem:unauthorized" | "urn:pms:problem:invalid-credentials" | "urn:pms:problem:invalid-refresh-token" | "urn:pms:problem:invalid-signature" | "urn:pms:problem:forbidden" | "urn:pms:problem:insufficient-scope" | "urn:pms:problem:not-a-channel-booking" | "urn:pms:problem:origin-not-allowed" | "urn:pms:problem:email-not-confirmed" | "urn:pms:problem:signup-disabled" | "urn:pms:problem:not-found" | "urn:pms:problem:push-not-configured" | "urn:pms:problem:method-not-allowed" | "urn:pms:problem:unit-already-booked" | "urn:pms:problem:no-availability" | "urn:pms:problem:unit-out-of-order" | "urn:pms:problem:held-by-calendar-import" | "urn:pms:problem:unit-occupied" | "urn:pms:problem:unit-already-blocked" | "urn:pms:problem:access-code-in-use" | "urn:pms:problem:already-exists" | "urn:pms:problem:external-reference-reused" | "urn:pms:problem:lifecycle-transition-refused" | "urn:pms:problem:immutable-field" | "urn:pms:problem:nothing-owed" | "urn:pms:problem:still-referenced" | "urn:pms:problem:already-a-member" | "urn:pms:problem:last-owner" | "urn:pms:problem:idempotency-key-reused" | "urn:pms:problem:idempotency-key-in-progress" | "urn:pms:problem:conflict" | "urn:pms:problem:email-taken" | "urn:pms:problem:stale-etag" | "urn:pms:problem:cursor-expired" | "urn:pms:problem:payload-too-large" | "urn:pms:problem:unsupported-media-type" | "urn:pms:problem:unprocessable" | "urn:pms:problem:rate-restricted" | "urn:pms:problem:over-occupancy" | "urn:pms:problem:unknown-reference" | "urn:pms:problem:weak-password" | "urn:pms:problem:too-many-requests" | "urn:pms:problem:internal" | "urn:pms:problem:report-too-early" | "urn:pms:problem:service-unavailable");
         SignUpResult: {
             user: components["schemas"]["User"];
             session: components["schemas"]["Session"] | null;
@@ -2058,6 +2100,8 @@ export interface components {
             /** Format: date */
             endsOn: string;
             reason: string;
+            /** @description The calendar import whose feed holds the unit on these nights; such a block changes only with its feed. */
+            calendarImportId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2347,6 +2391,60 @@ export interface components {
             roomTypeId?: string;
             /** @description The calendar's name in a subscriber's list, like "Room 101 at Harbour House". */
             name: string;
+        };
+        CalendarImport: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            propertyId: string;
+            /** Format: uuid */
+            unitId: string;
+            name: string;
+            url: string;
+            /** Format: date-time */
+            nextFetchAt: string;
+            lastFetchedAt: string | null;
+            lastSucceededAt: string | null;
+            /** @description How the last fetch ended: its events changed what is held, it said nothing new, or it failed. */
+            lastOutcome: ("changed" | "unchanged" | "failed") | null;
+            /** @description Why the last fetch failed: http-status, too-large, not-a-calendar, timeout, dns-failure, address-not-allowed and the other reasons of an outbound request (docs/calendar-imports.md). */
+            lastErrorCode: string | null;
+            lastError: string | null;
+            /** @description Failed fetches in a row; the third tells the owners and admins. */
+            failures: number;
+            failingSince: string | null;
+            /** @description Events of the last calendar read that hold nights from today on. */
+            events: number;
+            /** @description Runs of nights the calendar holds that the unit could not be held for: it holds a stay, another block covers them, or its room type would have too few rooms for its stays. endsOn is exclusive. */
+            conflicts: {
+                /** Format: date */
+                startsOn: string;
+                /** Format: date */
+                endsOn: string;
+                /** @enum {string} */
+                reason: "stay" | "block" | "room_type_full";
+            }[];
+            createdBy: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CalendarImportCreate: {
+            /**
+             * Format: uuid
+             * @description The unit the feed's events hold.
+             */
+            unitId: string;
+            /** @description What the feed is, like "Airbnb" or "Vrbo listing 4412". */
+            name: string;
+            /** @description The feed's address, as the other service gives it (https). Checked when saved and, after its name resolves, at every fetch: no private or local address. */
+            url: string;
+        };
+        CalendarImportUpdate: {
+            name?: string;
+            /** @description A new address is fetched at once. */
+            url?: string;
         };
         Guest: {
             /** Format: uuid */
@@ -2693,7 +2791,7 @@ export interface components {
              */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
@@ -2735,7 +2833,7 @@ export interface components {
              */
             recipientType: "user" | "guest" | "admin" | "system";
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description The email's subject, or an inbox or push message's title; null until rendered, and for SMS. */
@@ -2788,7 +2886,7 @@ export interface components {
         };
         NotificationPreference: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             /** @description false opts the tenant out; a pair without a row is enabled. */
@@ -2798,7 +2896,7 @@ export interface components {
         };
         NotificationPreferenceSet: {
             /** @enum {string} */
-            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "marketing_emails";
+            templateKey: "checkin_reminder" | "checkout_summary" | "reservation_cancelled" | "access_code_delivery" | "check_in_alerts" | "nightly_summary" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing" | "marketing_emails";
             /** @enum {string} */
             channel: "email" | "sms" | "push" | "in_app";
             enabled: boolean;
@@ -2813,7 +2911,7 @@ export interface components {
              */
             notificationId: string;
             /** @enum {string} */
-            templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled";
+            templateKey: "check_in_alerts" | "delivery_failed" | "webhook_disabled" | "calendar_import_failing";
             title: string;
             /** @description Plain text. */
             body: string;
@@ -6301,6 +6399,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:held-by-calendar-import`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
             503: {
                 headers: {
@@ -6389,7 +6496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-blocked`, `urn:pms:problem:unit-occupied`, `urn:pms:problem:no-availability`, `urn:pms:problem:immutable-field`. */
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:unit-already-blocked`, `urn:pms:problem:unit-occupied`, `urn:pms:problem:no-availability`, `urn:pms:problem:immutable-field`, `urn:pms:problem:held-by-calendar-import`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7621,6 +7728,455 @@ export interface operations {
             /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCalendarImports: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                propertyId?: string;
+                unitId?: string;
+            };
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description How to count `pagination.total`: `count=exact` (the default) counts every matching item; `count=planned` takes the query planner's estimate instead, from the table's statistics, at the cost of planning the query once more and never of reading the items; `count=estimated` counts exactly up to 1,000 items and estimates above; `count=none` counts nothing (`total` is null, `hasMore` still says whether a page follows). `Preference-Applied` names the count used; without it the count is exact (an unknown value, and any other preference, is ignored). */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of calendar imports. */
+            200: {
+                headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CalendarImport"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCalendarImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarImportCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. Location names the new resource. The body is its id, or the resource under Prefer: return=representation. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarImport"] | components["schemas"]["Created"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unknown-reference`, `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCalendarImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar import. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarImport"];
+                };
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCalendarImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCalendarImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The tenant the request acts in, its id (a UUID); it sets the row-level security context. */
+                "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description The ETag last read; the write is refused with 412 when the resource changed since. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description `return=representation` answers with the resource (201 for a creation, 200 for a change) instead of an empty 204; any other preference is ignored, as RFC 7240 requires. */
+                Prefer?: components["parameters"]["Prefer"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CalendarImportUpdate"];
+            };
+        };
+        responses: {
+            /** @description Updated (Prefer: return=representation). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarImport"];
+                };
+            };
+            /** @description Updated. */
+            204: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed: a field, parameter or header is invalid. Problem types: `urn:pms:problem:validation`, `urn:pms:problem:malformed-json`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The bearer token is missing, invalid or expired, or its session ended. Problem types: `urn:pms:problem:unauthorized`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not do this in this tenant. Problem types: `urn:pms:problem:forbidden`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in this tenant (another tenant's id answers the same). Problem types: `urn:pms:problem:not-found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with the resource's state; `type` says which way. Problem types: `urn:pms:problem:already-exists`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match no longer matches the resource: read it again. Problem types: `urn:pms:problem:stale-etag`. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is too large. Problem types: `urn:pms:problem:payload-too-large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. Problem types: `urn:pms:problem:unsupported-media-type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request is well-formed but breaks a rule of the domain. Problem types: `urn:pms:problem:unprocessable`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database or Supabase Auth is unreachable, or the request ran past the database's statement timeout. A write is never half applied; `Retry-After` says when to try again. Problem types: `urn:pms:problem:service-unavailable`. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {

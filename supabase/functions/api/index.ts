@@ -11,6 +11,7 @@ import { jsonLogger } from "../../../src/logging/logger.ts";
 import { pushSettingsFrom } from "../../../src/push/settings.ts";
 import { webhookEndpointPolicyFromEnv } from "../../../src/webhook-delivery/endpoint.ts";
 import { webhookRouteSettings } from "../../../src/webhook-subscriptions/handlers.ts";
+import { calendarImportRouteSettings } from "../../../src/calendar-imports/handlers.ts";
 
 const now = () => Date.now();
 const supabaseUrl = requireEnv("SUPABASE_URL");
@@ -48,9 +49,12 @@ if (!Number.isFinite(webhooks.sendGridToleranceSeconds) || webhooks.sendGridTole
 // true only where a local stand-in for a push service runs (the local stack).
 const push = pushSettingsFrom((name) => Deno.env.get(name), jsonLogger);
 
-// Outbound webhooks (src/webhook-subscriptions): the URLs a subscription may name.
-// WEBHOOKS_ALLOW_LOOPBACK_HTTP is true only where the local receiver runs (the local stack).
-const webhookSubscriptions = webhookRouteSettings(webhookEndpointPolicyFromEnv((name) => Deno.env.get(name)));
+// Outbound webhooks (src/webhook-subscriptions) and calendar imports (src/calendar-imports):
+// the URLs a subscription or an import may name. WEBHOOKS_ALLOW_LOOPBACK_HTTP is true only
+// where the local receiver runs (the local stack).
+const outboundPolicy = webhookEndpointPolicyFromEnv((name) => Deno.env.get(name));
+const webhookSubscriptions = webhookRouteSettings(outboundPolicy);
+const calendarImports = calendarImportRouteSettings(outboundPolicy);
 
 // Browser apps (src/http/cors.ts): CORS_ALLOWED_ORIGINS, a comma-separated list of origins
 // or `*`; unset, no browser origin is granted.
@@ -89,6 +93,7 @@ const api = createApi({
   webhooks,
   push,
   webhookSubscriptions,
+  calendarImports,
   cors,
   referenceRenderer,
   now,

@@ -5,7 +5,13 @@ import { requireEnv } from "../../../src/env.ts";
 import { jsonLogger } from "../../../src/logging/logger.ts";
 import { createWorkerHandler } from "../../../src/http/worker-handler.ts";
 import {
+  CALENDAR_IMPORT_USER_AGENT,
+  defaultCalendarImportSettings,
+  runCalendarImports,
+} from "../../../src/calendar-imports/worker.ts";
+import {
   connectionsForOneRun,
+  getDocument,
   postWebhook,
   resolverForOneRun,
   resolveWithDenoDns,
@@ -38,7 +44,7 @@ Deno.serve(createWorkerHandler({
     const { claimSize, claimsInFlight } = defaultWebhookWorkerSettings;
     const connections = connectionsForOneRun({ maxIdlePerKey: claimSize * claimsInFlight });
     try {
-      return await runWebhookWorker({
+      const deliveries = await runWebhookWorker({
         sql,
         post: (request) => postWebhook({ ...request, policy, timeoutMs: 10_000, resolve, connections }),
         sign: signWebhook,
@@ -47,6 +53,16 @@ Deno.serve(createWorkerHandler({
         now: () => Date.now(),
         logger: jsonLogger,
       }, mode);
+      // The calendars of imports that are due, fetched as safely as webhooks are posted.
+      const calendarImports = await runCalendarImports({
+        sql,
+        fetch: (request) =>
+          getDocument({ ...request, userAgent: CALENDAR_IMPORT_USER_AGENT, policy, timeoutMs: 10_000, maxBytes: 1_048_576, resolve }),
+        now: () => Date.now(),
+        logger: jsonLogger,
+        settings: defaultCalendarImportSettings,
+      });
+      return { ...deliveries, calendarImports };
     } finally {
       connections.closeAll();
     }
