@@ -205,6 +205,9 @@ export async function world(fixture: Fixture): Promise<World> {
   const everyScope = { scopes: ["reservations:read", "reservations:write", "payments:write", "ari:read"] };
   const apiKey = await issueApiKey(owner, property.id, everyScope);
   const calendarFeed = await made("/calendar-feeds", "/v1/calendar-feeds", { unitId: unit.id, name: "Room 1" });
+  const calendarImport = await made("/calendar-imports", "/v1/calendar-imports", {
+    unitId: unit.id, name: "Airbnb", url: "https://calendars.example.com/listing/4412.ics",
+  });
   const sibling = await issueApiKey(owner, (await createProperty(owner)).id, everyScope);
   const theirs = await issueApiKey(b.ownerClient, (await createProperty(b.ownerClient)).id, everyScope);
   // The door code's delivery, made from its event as the worker makes it.
@@ -238,7 +241,7 @@ export async function world(fixture: Fixture): Promise<World> {
         properties: property.id, units: unit.id, "room-types": unit.roomTypeId, "unit-blocks": unitBlock,
         "rate-plans": ratePlan.id, guests: guest.id,
         reservations: reservation.id, payments: payment, "payment-links": paymentLink, tasks: task,
-        notifications: notification, "api-keys": apiKey.id, "calendar-feeds": calendarFeed, inbox: inboxMessage, subscriptions: subscription,
+        notifications: notification, "api-keys": apiKey.id, "calendar-feeds": calendarFeed, "calendar-imports": calendarImport, inbox: inboxMessage, subscriptions: subscription,
         "webhook-subscriptions": webhookSubscription, "webhook-deliveries": webhookDelivery,
       },
     },
