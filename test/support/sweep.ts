@@ -134,6 +134,8 @@ export function bodiesFor(
     createApiKey: { name: "Probe integration", propertyId: f.propertyId },
     createCalendarFeed: { unitId: f.unitId, name: "Probe room's calendar" },
     updateCalendarFeed: { name: "Renamed by a probe" },
+    createCalendarImport: { unitId: f.unitId, name: "Probe's calendar", url: "https://calendars.example.com/probe.ics" },
+    updateCalendarImport: { name: "Renamed by a probe" },
     registerPushSubscription: f.browser,
     createWebhookSubscription: { url: "https://probe.example.com/other" },
     updateWebhookSubscription: { description: "changed by a probe" },
