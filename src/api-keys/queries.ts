@@ -1,6 +1,6 @@
 import { type Expression, sql, type Transaction } from "kysely";
 import type { z } from "zod";
-import { arrayOf, camelSelection } from "../db/columns.ts";
+import { camelSelection } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
@@ -64,7 +64,7 @@ export async function insertApiKey(db: Transaction<DB>, input: z.output<typeof c
   const key = await db.insertInto("api_keys")
     .values({
       all_properties: input.allProperties,
-      scopes: arrayOf(input.scopes, "text"),
+      scopes: input.scopes,
       name: input.name,
       key_id: issued.keyId,
       secret_hash: sql<string>`decode(${issued.secretHashHex}, 'hex')`,

@@ -1,8 +1,8 @@
 import type { Endpoint } from "../http/endpoint.ts";
-import { checkEndpointUrl, type WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
-import { HttpError } from "../http/problem.ts";
 import type { RequestScope } from "../http/request-scope.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
+import type { WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
+import { checkOutboundUrl, type OutboundUrlSettings, outboundUrlSettings } from "../webhook-delivery/url-settings.ts";
 import {
   deleteCalendarImport,
   findCalendarImport,
@@ -15,27 +15,15 @@ import { calendarImport, createCalendarImportBody, listCalendarImportsQuery, upd
 
 const tag = "Calendar imports";
 
-// Whether a URL may be fetched at all (src/webhook-delivery/endpoint.ts, as for a
-// webhook's): the refusal's sentence, or null. The worker checks again at every fetch.
-export type CalendarImportRouteSettings = { refuseUrl: (url: string) => string | null };
+// Whether a calendar may be fetched from a URL at all (src/webhook-delivery/url-settings.ts).
+export type CalendarImportRouteSettings = OutboundUrlSettings;
 
 export function calendarImportRouteSettings(policy: WebhookEndpointPolicy): CalendarImportRouteSettings {
-  return {
-    refuseUrl: (url) => {
-      const checked = checkEndpointUrl(url, policy);
-      return checked.ok ? null : `The calendar cannot be fetched from this URL: ${checked.message}.`;
-    },
-  };
-}
-
-function checkUrl(settings: CalendarImportRouteSettings, url: string | undefined) {
-  if (url === undefined) return;
-  const refused = settings.refuseUrl(url);
-  if (refused) throw new HttpError("unprocessable", refused, { errors: [{ path: "url", message: refused }] });
+  return outboundUrlSettings(policy, "The calendar cannot be fetched from this URL");
 }
 
 // Owners and admins subscribe a unit to another service's calendar; the webhooks worker
-// fetches it and holds the unit on the nights its events cover (docs/calendar-imports.md).
+// fetches it and holds the unit on the nights its events cover (docs/api.md, Calendar imports).
 export function calendarImportEndpoints(scope: RequestScope, settings: CalendarImportRouteSettings): Endpoint[] {
   const imports = resourceEndpoints(scope, {
     tag, collection: "calendar-imports", schema: calendarImport,
@@ -48,7 +36,7 @@ export function calendarImportEndpoints(scope: RequestScope, settings: CalendarI
       access: "manager", body: createCalendarImportBody, problems: ["unknown-reference", "unprocessable", "already-exists"],
       summary: "Import an iCal feed into a unit: it is fetched at once and then every 15 minutes, and its events hold the unit.",
     }, async (db, body) => {
-      checkUrl(settings, body.url);
+      checkOutboundUrl(settings, body.url);
       return await insertCalendarImport(db, body);
     }),
     imports.get({ access: "manager", summary: "Read a calendar import: its last fetch and the nights it could not hold." },
@@ -59,7 +47,7 @@ export function calendarImportEndpoints(scope: RequestScope, settings: CalendarI
     }, {
       lock: lockCalendarImport,
       update: (db, id, body) => {
-        checkUrl(settings, body.url);
+        checkOutboundUrl(settings, body.url);
         return updateCalendarImport(db, id, body);
       },
     }),

@@ -50,12 +50,15 @@ export function heldNights(text: string, timezone: string, window: { from: strin
   };
 
   const components = calendar.getAllSubcomponents("vevent");
-  // Overridden occurrences, by the UID of the event they belong to.
+  const uidOf = (component: ICAL.Component) => String(component.getFirstPropertyValue("uid") ?? "");
+  // Overridden occurrences, by the UID of the event they belong to, and the UIDs of the
+  // recurring events themselves.
   const exceptions = new Map<string, ICAL.Component[]>();
+  const recurring = new Set<string>();
   for (const component of components) {
-    if (!component.hasProperty("recurrence-id")) continue;
-    const uid = String(component.getFirstPropertyValue("uid") ?? "");
-    exceptions.set(uid, [...exceptions.get(uid) ?? [], component]);
+    const uid = uidOf(component);
+    if (component.hasProperty("recurrence-id")) exceptions.set(uid, [...exceptions.get(uid) ?? [], component]);
+    else if (component.hasProperty("rrule")) recurring.add(uid);
   }
 
   try {
@@ -64,7 +67,7 @@ export function heldNights(text: string, timezone: string, window: { from: strin
       const event = new ICAL.Event(component);
       if (!event.isRecurring()) {
         // An overridden occurrence of a recurring event counts as part of that event.
-        if (event.isRecurrenceException() && hasMaster(components, event.uid)) continue;
+        if (event.isRecurrenceException() && recurring.has(event.uid)) continue;
         if (holds(component)) add(component, event.startDate, event.endDate);
         continue;
       }
@@ -83,13 +86,6 @@ export function heldNights(text: string, timezone: string, window: { from: strin
     return { ok: false, message: `an event could not be read: ${error instanceof Error ? error.message : String(error)}` };
   }
   return { ok: true, events: held };
-}
-
-function hasMaster(components: ICAL.Component[], uid: string): boolean {
-  return components.some((component) =>
-    !component.hasProperty("recurrence-id") && String(component.getFirstPropertyValue("uid") ?? "") === uid &&
-    component.hasProperty("rrule")
-  );
 }
 
 function holds(component: ICAL.Component): boolean {

@@ -35,7 +35,7 @@ export const calendarImport = z.object({
   }),
   lastErrorCode: z.string().nullable().meta({
     description: "Why the last fetch failed: http-status, too-large, not-a-calendar, timeout, dns-failure, " +
-      "address-not-allowed and the other reasons of an outbound request (docs/calendar-imports.md).",
+      "address-not-allowed and the other reasons of an outbound request (docs/api.md, Calendar imports).",
   }),
   lastError: z.string().nullable(),
   failures: z.number().int().meta({ description: "Failed fetches in a row; the third tells the owners and admins." }),

@@ -14,7 +14,6 @@ export type CalendarImportFetch = (request: { url: string; headers: Record<strin
 export type CalendarImportWorkerDependencies = {
   sql: Sql;
   fetch: CalendarImportFetch;
-  now: () => number;
   logger: Logger;
   settings: { claimSize: number; leaseSeconds: number; inParallel: number };
 };
@@ -23,20 +22,27 @@ export const defaultCalendarImportSettings = { claimSize: 20, leaseSeconds: 120,
 
 export type CalendarImportRunSummary = { claimed: number; changed: number; unchanged: number; failed: number; gone: number };
 
-type Claimed = { tenant_id: string; id: string; url: string; etag: string | null; last_modified: string | null; timezone: string };
+type Claimed = {
+  tenant_id: string;
+  id: string;
+  url: string;
+  etag: string | null;
+  last_modified: string | null;
+  timezone: string;
+  // The nights that can be held, on the property's clock: [first_night, end_night).
+  first_night: string;
+  end_night: string;
+};
 
 type Fetched =
   | { outcome: "unchanged" }
   | { outcome: "failed"; code: string; message: string }
   | { outcome: "fetched"; etag: string | null; lastModified: string | null; events: HeldNights[] };
 
-// Held from the property's today for two years, as private.apply_calendar_import holds.
-const HORIZON_DAYS = 731;
-
 export async function runCalendarImports(deps: CalendarImportWorkerDependencies): Promise<CalendarImportRunSummary> {
   const summary: CalendarImportRunSummary = { claimed: 0, changed: 0, unchanged: 0, failed: 0, gone: 0 };
   const claimed = await deps.sql<Claimed[]>`
-    select tenant_id, id, url, etag, last_modified, timezone
+    select tenant_id, id, url, etag, last_modified, timezone, first_night, end_night
     from private.claim_calendar_imports(${deps.settings.claimSize}, ${deps.settings.leaseSeconds})`;
   summary.claimed = claimed.length;
   const queue = [...claimed];
@@ -68,8 +74,8 @@ async function fetchCalendar(deps: CalendarImportWorkerDependencies, claimed: Cl
   const result = await deps.fetch({ url: claimed.url, headers });
   if (result.outcome !== "response") return { outcome: "failed", code: result.reason, message: result.message };
   if (result.status === 304) return { outcome: "unchanged" };
-  const from = dayOn(deps.now(), claimed.timezone);
-  const read = heldNights(new TextDecoder().decode(result.body), claimed.timezone, { from, to: addDays(from, HORIZON_DAYS) });
+  const window = { from: claimed.first_night, to: claimed.end_night };
+  const read = heldNights(new TextDecoder().decode(result.body), claimed.timezone, window);
   if (!read.ok) return { outcome: "failed", code: "not-a-calendar", message: read.message };
   return {
     outcome: "fetched",
@@ -77,15 +83,4 @@ async function fetchCalendar(deps: CalendarImportWorkerDependencies, claimed: Cl
     lastModified: result.headers.get("last-modified") ?? null,
     events: read.events,
   };
-}
-
-function dayOn(epochMs: number, timezone: string): string {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit" })
-    .format(new Date(epochMs));
-}
-
-function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return date.toISOString().slice(0, 10);
 }

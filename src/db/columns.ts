@@ -1,4 +1,3 @@
-import { type RawBuilder, sql } from "kysely";
 // The API speaks camelCase and the schema snake_case; the mapping is mechanical,
 // so it is written once, in types as well as at run time.
 type Snake<S extends string> = S extends `${infer Head}${infer Tail}`
@@ -23,14 +22,4 @@ export function camelSelection<const C extends string>(columns: readonly C[]): S
   return columns.map((column) =>
     column.includes("_") ? `${column} as ${column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())}` : column
   ) as Selection<C>[];
-}
-
-// An array value as an ARRAY[...] of its elements, each a value of its own: through a
-// transaction pooler the elements are then written into the statement's SQL like any
-// other string (src/db/client-side-binding.ts), where an array would stay a parameter and
-// have the statement described before it is bound, a round trip more.
-export function arrayOf<T extends string>(values: readonly T[], type: "text" | "uuid"): RawBuilder<T[]> {
-  return values.length === 0
-    ? sql<T[]>`${sql.raw(`'{}'::${type}[]`)}`
-    : sql<T[]>`array[${sql.join(values)}]::${sql.raw(type)}[]`;
 }

@@ -41,7 +41,7 @@ function insufficientScope(requires: ApiKeyScope): HttpError {
 
 // The parsed input, or its 422 kept to be thrown when the input is asked for; any other
 // refusal (a 400) at once.
-async function afterTheKey<T>(parse: () => Promise<T>): Promise<() => T> {
+async function afterTheKey<T>(parse: () => T | Promise<T>): Promise<() => T> {
   try {
     const value = await parse();
     return () => value;
@@ -88,7 +88,7 @@ export function integrationEndpoint<
       const idempotencyKey = idempotent ? idempotencyKeyOf(request) : null;
       // A query or body of the right shape that breaks a rule between its fields (a 422) is
       // a refusal of the domain, which a key's request meets once it is counted, like any other.
-      const query = await afterTheKey(async () => parseQuery(doc.query as Q, request));
+      const query = await afterTheKey(() => parseQuery(doc.query as Q, request));
       const body = await afterTheKey(() => parseBody(doc.body as B, request));
       const counted: { limit?: RateLimit } = {};
       try {

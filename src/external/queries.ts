@@ -1,5 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
+import { snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import type { Reads } from "../db/reads.ts";
 import { reservationColumns } from "../reservations/queries.ts";
@@ -66,19 +67,11 @@ type Change = Omit<z.output<typeof channelBookingChange>, "guest"> & { guestId?:
 // Under the policy that lets an integration change only its channels' stays: nothing
 // comes back for any other.
 export function updateChannelBooking(db: Transaction<DB>, id: string, change: Change) {
-  const { totalAmount, roomTypeId, ratePlanId, checkIn, checkOut, adults, children, notes, guestId } = change;
-  return db.updateTable("reservations").set({
-    ...(roomTypeId === undefined ? {} : { room_type_id: roomTypeId }),
-    ...(ratePlanId === undefined ? {} : { rate_plan_id: ratePlanId }),
-    ...(checkIn === undefined ? {} : { check_in: checkIn }),
-    ...(checkOut === undefined ? {} : { check_out: checkOut }),
-    ...(adults === undefined ? {} : { adults }),
-    ...(children === undefined ? {} : { children }),
-    ...(notes === undefined ? {} : { notes }),
-    ...(guestId === undefined ? {} : { guest_id: guestId }),
-    // Null hands the price back to the calendar (the reservation trigger).
-    ...(totalAmount === undefined ? {} : { total_amount: totalAmount ?? sql<number>`null` }),
-  }).where("id", "=", id).returning(reservationColumns).executeTakeFirst();
+  const { totalAmount, ...rest } = change;
+  // Null hands the price back to the calendar (the reservation trigger).
+  const total = totalAmount === undefined ? {} : { total_amount: totalAmount ?? sql<number>`null` };
+  return db.updateTable("reservations").set({ ...snakeKeys(rest), ...total }).where("id", "=", id)
+    .returning(reservationColumns).executeTakeFirst();
 }
 
 export function cancelChannelBooking(db: Transaction<DB>, id: string, reason: string | undefined) {
@@ -149,7 +142,9 @@ export async function readChanges(
     order by c.transaction_id, c.id
     limit ${limit + 1}`.execute(db);
   const first = rows[0]!;
-  const changes = rows.filter((row) => row.id !== null).slice(0, limit);
+  // The horizon's row alone, with no change, when nothing follows `since`.
+  const found = rows.filter((row) => row.id !== null);
+  const changes = found.slice(0, limit);
   const last = changes.at(-1);
   const next: ChangeCursor = last
     ? { transaction: last.transaction, id: last.id, at: Math.floor(Date.parse(last.changedAt) / 1000) }
@@ -167,6 +162,6 @@ export async function readChanges(
       changedAt: row.changedAt,
     })),
     nextCursor: encodeCursor(next),
-    hasMore: rows.filter((row) => row.id !== null).length > limit,
+    hasMore: found.length > limit,
   };
 }

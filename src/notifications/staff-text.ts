@@ -121,6 +121,16 @@ export function renderDeliveryFailedNotice(data: DeliveryFailedNoticeData): Staf
   };
 }
 
+// A URL's host, for a notice that names an address without its path, which may carry a
+// secret; `otherwise` when the text is not a URL.
+function hostOf(url: string, otherwise: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return otherwise;
+  }
+}
+
 export interface WebhookDisabledNoticeData {
   subscriptionId: string;
   url: string;
@@ -130,12 +140,7 @@ export interface WebhookDisabledNoticeData {
 // A webhook subscription the worker disabled: which endpoint, why, and where to turn it
 // back on. The URL's host names it; its path may carry a receiver's token, so it is left out.
 export function renderWebhookDisabledNotice(data: WebhookDisabledNoticeData): StaffAlert {
-  let host: string;
-  try {
-    host = new URL(data.url).host;
-  } catch {
-    host = "an endpoint";
-  }
+  const host = hostOf(data.url, "an endpoint");
   const why = data.reason === "gone"
     ? "It answered 410 Gone: the receiver says it wants no more events."
     : "Every delivery to it has failed for a day.";
@@ -160,12 +165,7 @@ export interface CalendarImportFailingNoticeData {
 // The feed is named by its import's name and host; its path often carries the other
 // service's secret.
 export function renderCalendarImportFailingNotice(data: CalendarImportFailingNoticeData): StaffAlert {
-  let host: string;
-  try {
-    host = new URL(data.url).host;
-  } catch {
-    host = "its address";
-  }
+  const host = hostOf(data.url, "its address");
   const why = data.error ? ` The last attempt: ${oneLine(data.error)}` : "";
   return {
     title: `The calendar ${oneLine(data.name)} cannot be imported`,

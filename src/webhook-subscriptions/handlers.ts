@@ -1,12 +1,12 @@
 import type { Endpoint } from "../http/endpoint.ts";
 import { json, jsonText } from "../http/json.ts";
-import { HttpError } from "../http/problem.ts";
 import { resourceEndpoints } from "../http/resource-endpoints.ts";
 import { conditionalUpdate, listResponse, locationOf, pageFor, representation } from "../http/respond.ts";
 import { idParams, listOf } from "../http/schemas.ts";
 import { tenantEndpoint } from "../http/session-endpoints.ts";
 import type { RequestScope } from "../http/request-scope.ts";
-import { checkEndpointUrl, type WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
+import type { WebhookEndpointPolicy } from "../webhook-delivery/endpoint.ts";
+import { checkOutboundUrl, type OutboundUrlSettings, outboundUrlSettings } from "../webhook-delivery/url-settings.ts";
 import {
   deleteWebhookSubscription,
   findWebhookDelivery,
@@ -36,29 +36,14 @@ import {
 
 const tag = "Webhooks";
 
-// What the routes need of the deployment: whether a URL may receive webhooks at all
-// (src/webhook-delivery/endpoint.ts); the refusal's sentence, or null. The worker checks
-// again, after resolving the host, at every delivery.
-export type WebhookRouteSettings = { refuseUrl: (url: string) => string | null };
+// Whether a URL may receive webhooks at all (src/webhook-delivery/url-settings.ts).
+export type WebhookRouteSettings = OutboundUrlSettings;
 
-// The routes' check of a URL: the delivery's own (src/webhook-delivery/endpoint.ts), before
-// any name is resolved.
 export function webhookRouteSettings(policy: WebhookEndpointPolicy): WebhookRouteSettings {
-  return {
-    refuseUrl: (url) => {
-      const checked = checkEndpointUrl(url, policy);
-      return checked.ok ? null : `The URL cannot receive webhooks: ${checked.message}.`;
-    },
-  };
+  return outboundUrlSettings(policy, "The URL cannot receive webhooks");
 }
 
 const noStore = { "cache-control": "no-store" };
-
-function checkUrl(settings: WebhookRouteSettings, url: string | undefined) {
-  if (url === undefined) return;
-  const refused = settings.refuseUrl(url);
-  if (refused) throw new HttpError("unprocessable", refused, { errors: [{ path: "url", message: refused }] });
-}
 
 // Owners and admins subscribe endpoints to the tenant's events and follow every delivery.
 // The signing secret is shown when a subscription is created and when its secret is
@@ -98,7 +83,7 @@ export function webhookSubscriptionEndpoints(scope: RequestScope, settings: Webh
       },
       success: [{ status: 201, description: "Subscribed; keep the secret now.", schema: webhookSubscriptionWithSecret, headers: ["Location"] }],
     }, async ({ db, body, request }) => {
-      checkUrl(settings, body.url);
+      checkOutboundUrl(settings, body.url);
       const created = await insertWebhookSubscription(db, body);
       return withSecret(db, created.id, 201, request);
     }),
@@ -117,7 +102,7 @@ export function webhookSubscriptionEndpoints(scope: RequestScope, settings: Webh
         { status: 200, description: "Updated (Prefer: return=representation).", schema: webhookSubscription, headers: ["ETag"] },
       ],
     }, ({ db, params, body, request, missing }) => {
-      checkUrl(settings, body.url);
+      checkOutboundUrl(settings, body.url);
       return conditionalUpdate(request, {
         lock: () => lockWebhookSubscription(db, params.id),
         update: () => updateWebhookSubscription(db, params.id, body),

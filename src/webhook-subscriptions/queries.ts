@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
-import { arrayOf, camelSelection, snakeKeys } from "../db/columns.ts";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
@@ -33,22 +33,12 @@ export function lockWebhookSubscription(db: Transaction<DB>, id: string) {
   return db.selectFrom("webhook_subscriptions").select(subscriptionColumns).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
-// The lists as arrays of their elements (arrayOf says why).
-function withArrays<T extends { event_types?: readonly string[]; property_ids?: readonly string[] }>(row: T) {
-  return {
-    ...row,
-    ...(row.event_types === undefined ? {} : { event_types: arrayOf(row.event_types, "text") }),
-    ...(row.property_ids === undefined ? {} : { property_ids: arrayOf(row.property_ids, "uuid") }),
-  };
-}
-
 export function insertWebhookSubscription(db: Transaction<DB>, input: z.output<typeof createWebhookSubscriptionBody>) {
-  return db.insertInto("webhook_subscriptions").values(withArrays(snakeKeys(input))).returning(subscriptionColumns)
-    .executeTakeFirstOrThrow();
+  return db.insertInto("webhook_subscriptions").values(snakeKeys(input)).returning(subscriptionColumns).executeTakeFirstOrThrow();
 }
 
 export function updateWebhookSubscription(db: Transaction<DB>, id: string, input: z.output<typeof updateWebhookSubscriptionBody>) {
-  return db.updateTable("webhook_subscriptions").set(withArrays(snakeKeys(input))).where("id", "=", id).returning(subscriptionColumns)
+  return db.updateTable("webhook_subscriptions").set(snakeKeys(input)).where("id", "=", id).returning(subscriptionColumns)
     .executeTakeFirst();
 }
 

@@ -177,9 +177,12 @@ $$;
 
 -- Up to `how_many` imports that are due, oldest due first, each given a lease: another
 -- claim passes them by until `lease_seconds` have gone. What a fetch needs: the address,
--- the validators, and the property's clock for the events' dates.
+-- the validators, the property's clock for the events' dates, and the nights that can be
+-- held, from its today to the first night after two years ([first_night, end_night)), as
+-- apply_calendar_import holds them.
 create or replace function private.claim_calendar_imports(how_many integer, lease_seconds integer)
-returns table (tenant_id uuid, id uuid, url text, etag text, last_modified text, timezone text)
+returns table (tenant_id uuid, id uuid, url text, etag text, last_modified text, timezone text, first_night date,
+               end_night date)
 language plpgsql security definer
 set search_path = ''
 as $$
@@ -196,7 +199,8 @@ begin
   set next_fetch_at = now() + make_interval(secs => greatest(lease_seconds, 1))
   from due, public.properties p
   where i.tenant_id = due.tenant_id and i.id = due.id and p.tenant_id = i.tenant_id and p.id = i.property_id
-  returning i.tenant_id, i.id, i.url, i.etag, i.last_modified, p.timezone;
+  returning i.tenant_id, i.id, i.url, i.etag, i.last_modified, p.timezone, (now() at time zone p.timezone)::date,
+            (now() at time zone p.timezone)::date + 731;
 end
 $$;
 revoke all on function private.claim_calendar_imports(integer, integer) from public;

@@ -11,6 +11,7 @@ import {
 import { createPool, fixedPool, renewablePool } from "../../src/db/pool.ts";
 import { expectProblem, withFixture } from "../support/api.ts";
 import { createStay, readReservation } from "../support/domain.ts";
+import { refusingPooler } from "../support/refusing-pooler.ts";
 import { adminSql } from "../support/session.ts";
 import { stack } from "../support/stack.ts";
 
@@ -129,82 +130,10 @@ Deno.test("Postgres restarted while requests are in flight: 2xx or 503 with the 
     assert.ok([...copies.values()].every((count) => count === 1), "no guest doubled");
   }));
 
-// Below, a connection lost under the query postgres.js sends by itself. The pooler is a
-// socket scripted to do what PgBouncer 1.18 does to a new client while Postgres
-// restarts (its log: "server login has been failing, try again later"): it answers the
-// client's startup itself, from what it knows of the server, then answers the first
-// query with an 08P01 error and closes the connection. On a new postgres.js connection
-// that first query is its own array-type query, whose promise nobody holds.
-const encoder = new TextEncoder();
-
-function message(type: string, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + body.length);
-  out[0] = type.charCodeAt(0);
-  new DataView(out.buffer).setInt32(1, 4 + body.length);
-  out.set(body, 5);
-  return out;
-}
-
-function int32s(...values: number[]): Uint8Array {
-  const out = new Uint8Array(4 * values.length);
-  values.forEach((value, i) => new DataView(out.buffer).setInt32(4 * i, value));
-  return out;
-}
-
-const cstrings = (...values: string[]) => encoder.encode(values.map((value) => `${value}\0`).join(""));
-
-// Reads the client's startup message (length-prefixed, no type byte) and then waits
-// for any one message after it.
-async function readStartupThenQuery(connection: Deno.Conn, answerStartup: () => Promise<void>) {
-  const buffer = new Uint8Array(64 * 1024);
-  let received = 0;
-  let startupAnswered = false;
-  for (;;) {
-    const read = await connection.read(buffer.subarray(received));
-    if (read === null) return;
-    received += read;
-    if (!startupAnswered && received >= 4) {
-      const length = new DataView(buffer.buffer).getInt32(0);
-      if (received >= length) {
-        startupAnswered = true;
-        received -= length;
-        buffer.copyWithin(0, length, length + received);
-        await answerStartup();
-      }
-    }
-    if (startupAnswered && received > 0) return;
-  }
-}
-
-function poolerRefusingLogins() {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const served = (async () => {
-    for await (const connection of listener) {
-      await readStartupThenQuery(connection, async () => {
-        await connection.write(message("R", int32s(0))); // AuthenticationOk
-        await connection.write(message("S", cstrings("server_version", "15.18")));
-        await connection.write(message("S", cstrings("client_encoding", "UTF8")));
-        await connection.write(message("K", int32s(4242, 1)));
-        await connection.write(message("Z", encoder.encode("I")));
-      });
-      await connection.write(message(
-        "E",
-        cstrings("SERROR", "C08P01", "Mserver login has been failing, try again later (server_login_retry)", ""),
-      )).catch(() => {});
-      connection.close();
-    }
-  })();
-  return {
-    url: `postgresql://postgres:postgres@127.0.0.1:${(listener.addr as Deno.NetAddr).port}/postgres`,
-    async close() {
-      listener.close();
-      await served.catch(() => {});
-    },
-  };
-}
-
+// Below, a connection lost under the query postgres.js sends by itself, through a pooler
+// scripted to refuse it as PgBouncer does while Postgres restarts (test/support/refusing-pooler.ts).
 Deno.test("a pooler closing a new connection at postgres.js's own first query: the statement fails as unavailable, and the rejection no one awaited is logged, not fatal", async () => {
-  const pooler = poolerRefusingLogins();
+  const pooler = refusingPooler();
   const warnings: Record<string, unknown>[] = [];
   const sql = createPool(pooler.url, { applicationName: "pms-test", mode: "transaction" });
   const stopAbsorbing = absorbingOrphanedConnectionErrors(globalThis, {

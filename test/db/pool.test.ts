@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { absorbingOrphanedConnectionErrors } from "../../src/db/connection-loss.ts";
 import { createPool, fixedPool, knownArrayTypes, openConnections } from "../../src/db/pool.ts";
+import { refusingPooler } from "../support/refusing-pooler.ts";
 import { stack } from "../support/stack.ts";
 
 Deno.test("dates and timestamps leave the pool as RFC 3339 text, in UTC", async () => {
@@ -68,83 +69,10 @@ Deno.test("a pool's connections open before any request needs them, and an unrea
   }
 });
 
-// A pooler that does to the first connection what PgBouncer does to a new client while
-// Postgres restarts: answers its startup itself, then answers its first query, postgres.js's
-// own array-type query, with an 08P01 error and closes it. Every later connection is carried
-// to Postgres as it is.
-function poolerFailingFirstTypeQuery(target: URL) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  let connections = 0;
-  const served = (async () => {
-    for await (const client of listener) {
-      if (connections++ > 0) {
-        void Deno.connect({ hostname: target.hostname, port: Number(target.port) }).then((server) =>
-          Promise.allSettled([client.readable.pipeTo(server.writable), server.readable.pipeTo(client.writable)])
-        );
-        continue;
-      }
-      void (async () => {
-        const buffer = new Uint8Array(64 * 1024);
-        let received = 0;
-        const readAtLeast = async (count: number) => {
-          while (received < count) {
-            const read = await client.read(buffer.subarray(received));
-            if (read === null) throw new Error("the client left");
-            received += read;
-          }
-        };
-        await readAtLeast(4);
-        const startupLength = new DataView(buffer.buffer).getInt32(0);
-        await readAtLeast(startupLength);
-        received -= startupLength;
-        buffer.copyWithin(0, startupLength, startupLength + received);
-        await client.write(concat(
-          message("R", int32s(0)),
-          message("S", cstrings("server_version", "15.0")),
-          message("S", cstrings("client_encoding", "UTF8")),
-          message("K", int32s(4242, 1)),
-          message("Z", encoder.encode("I")),
-        ));
-        await readAtLeast(1);
-        await client.write(message("E", cstrings("SERROR", "C08P01", "Mserver login has been failing, try again later (server_login_retry)", "")));
-        client.close();
-      })().catch(() => client.close());
-    }
-  })();
-  return {
-    url: `postgresql://${target.username}:${target.password}@127.0.0.1:${(listener.addr as Deno.NetAddr).port}${target.pathname}`,
-    async close() {
-      listener.close();
-      await served.catch(() => {});
-    },
-  };
-}
-
-const encoder = new TextEncoder();
-const cstrings = (...values: string[]) => encoder.encode(values.map((value) => `${value}\0`).join(""));
-
-function int32s(...values: number[]): Uint8Array {
-  const out = new Uint8Array(4 * values.length);
-  values.forEach((value, i) => new DataView(out.buffer).setInt32(4 * i, value));
-  return out;
-}
-
-function message(type: string, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + body.length);
-  out[0] = type.charCodeAt(0);
-  new DataView(out.buffer).setInt32(1, 4 + body.length);
-  out.set(body, 5);
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  parts.reduce((at, part) => (out.set(part, at), at + part.length), 0);
-  return out;
-}
-
 Deno.test("arrays of text and uuid leave the pool as arrays, even on a connection whose array-type query failed", async () => {
-  const pooler = poolerFailingFirstTypeQuery(new URL(stack.dbUrl));
+  // The first connection's array-type query is refused as PgBouncer refuses it while
+  // Postgres restarts; the connection then comes back by itself to Postgres.
+  const pooler = refusingPooler({ relayLaterTo: new URL(stack.dbUrl) });
   const sql = createPool(pooler.url, { max: 1, generatedTypes: true, mode: "transaction" });
   // The array-type query's rejection, which no one awaits (src/db/connection-loss.ts).
   const stopAbsorbing = absorbingOrphanedConnectionErrors(globalThis, { warn: () => {} }, fixedPool(sql));

@@ -2407,7 +2407,7 @@ export interface components {
             lastSucceededAt: string | null;
             /** @description How the last fetch ended: its events changed what is held, it said nothing new, or it failed. */
             lastOutcome: ("changed" | "unchanged" | "failed") | null;
-            /** @description Why the last fetch failed: http-status, too-large, not-a-calendar, timeout, dns-failure, address-not-allowed and the other reasons of an outbound request (docs/calendar-imports.md). */
+            /** @description Why the last fetch failed: http-status, too-large, not-a-calendar, timeout, dns-failure, address-not-allowed and the other reasons of an outbound request (docs/api.md, Calendar imports). */
             lastErrorCode: string | null;
             lastError: string | null;
             /** @description Failed fetches in a row; the third tells the owners and admins. */

@@ -58,7 +58,6 @@ Deno.serve(createWorkerHandler({
         sql,
         fetch: (request) =>
           getDocument({ ...request, userAgent: CALENDAR_IMPORT_USER_AGENT, policy, timeoutMs: 10_000, maxBytes: 1_048_576, resolve }),
-        now: () => Date.now(),
         logger: jsonLogger,
         settings: defaultCalendarImportSettings,
       });
