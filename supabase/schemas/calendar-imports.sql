@@ -223,22 +223,25 @@ declare
   short_without_it date[] := '{}';
   removed integer;
   added integer;
+  tell boolean;
 begin
   select * into feed from public.calendar_imports i where i.tenant_id = for_tenant and i.id = import_id for update;
   if not found then
     return null;
   end if;
   if fetched ->> 'outcome' = 'failed' then
+    -- Told once, on the failure that makes it three in a row.
+    tell := feed.failures + 1 >= 3 and feed.reported_at is null;
     update public.calendar_imports i
     set last_fetched_at = now(), last_outcome = 'failed',
         last_error_code = left(coalesce(fetched ->> 'code', 'failed'), 100),
         last_error = left(coalesce(fetched ->> 'message', 'the calendar could not be fetched'), 1000),
         failures = i.failures + 1, failing_since = coalesce(i.failing_since, now()),
         next_fetch_at = now() + private.calendar_import_retry_after(i.failures + 1),
-        reported_at = case when i.failures + 1 >= 3 and i.reported_at is null then now() else i.reported_at end
+        reported_at = case when tell then now() else i.reported_at end
     where i.tenant_id = for_tenant and i.id = import_id
     returning * into feed;
-    if feed.reported_at = now() then
+    if tell then
       perform private.notify_calendar_import_failing(feed);
     end if;
     return 'failed';
