@@ -626,7 +626,7 @@ function sellingSection(selling: SellingResult): string[] {
     "",
     `What a channel manager asks, with an API key (${selling.connections} connections; ARI, by id, by id, ARI, each side's two runs ` +
       `taken together): a year of the first property's availability, rates and restrictions, ` +
-      `${fixed(selling.channels.ariBytes / 1024, 1)} KiB as runs of days, beside an external read by id:`,
+      `${fixed(selling.channels.ariBytes / 1024, 1)} KiB with a value a day, beside an external read by id:`,
     "",
     "| route | req/s | p50 ms | p99 ms | errors |",
     "|---|--:|--:|--:|--:|",

@@ -110,9 +110,11 @@ async function channels(context: ReadContext, headers: Record<string, string>): 
   const checked = await fetch(`${v1}${ARI_PATH}`, { headers: keyHeaders });
   const text = await checked.text();
   assert.equal(checked.status, 200, `ARI answered ${checked.status}: ${text}`);
-  const answer = JSON.parse(text) as { roomTypes: unknown[]; ratePlans: { days: unknown[] }[] };
+  const answer = JSON.parse(text) as { roomTypes: { available: unknown[] }[]; ratePlans: { price: unknown[] }[] };
   assert.equal(answer.roomTypes.length, 10, "the property sells ten room types");
   assert.equal(answer.ratePlans.length, 5, "with five plans");
+  assert.ok([...answer.roomTypes.map((type) => type.available), ...answer.ratePlans.map((plan) => plan.price)]
+    .every((values) => values.length === 365), "each with a value for each of 365 days");
 
   const ariScript = `request = function() return wrk.format("GET", "${V1_PATH}${ARI_PATH}") end`;
   const byIdScript = `request = function()

@@ -1,14 +1,15 @@
 import type { z } from "zod";
 import type { Endpoint } from "../http/endpoint.ts";
-import { json, jsonText } from "../http/json.ts";
+import { json } from "../http/json.ts";
 import { HttpError } from "../http/problem.ts";
 import { changedResponses, createdResponses } from "../http/resource-endpoints.ts";
 import { listResponse, locationOf, pageFor, representation, written } from "../http/respond.ts";
-import { idParams, listOf } from "../http/schemas.ts";
+import { daysBetween, idParams, listOf } from "../http/schemas.ts";
 import { findPayment, findPaymentByReference, insertPayment } from "../payments/queries.ts";
 import { payment } from "../payments/schema.ts";
 import { findReservation, listReservations } from "../reservations/queries.ts";
 import { reservation } from "../reservations/schema.ts";
+import { nightByNight } from "./ari.ts";
 import { integrationEndpoint } from "./endpoints.ts";
 import { REPLAYED_HEADER } from "./idempotency.ts";
 import type { IntegrationScope } from "./integration-scope.ts";
@@ -171,13 +172,13 @@ export function externalEndpoints(scope: IntegrationScope): Endpoint[] {
     integrationEndpoint(scope, {
       method: "GET", path: "/v1/external/properties/{id}/ari", operationId: "getChannelAri", tag,
       summary: "What a channel mirrors of the key's property from one day to another (both included): per room type the " +
-        "rooms left each night, per rate plan its prices and restrictions, as runs of days that carry the same values.",
+        "rooms left each night, per rate plan its prices and restrictions, each as one value a day.",
       params: idParams, resource: "property", query: ariQuery, requires: "ari:read", problems: ["unprocessable"],
       success: [{ status: 200, description: "The property's availability, rates and restrictions.", schema: ari }],
     }, async ({ db, params, query, missing }) => {
-      const found = await readChannelAri(db, params.id, query.from, query.to);
-      if (found === undefined) throw missing();
-      return jsonText(200, found);
+      const held = await readChannelAri(db, params.id, query.from, query.to);
+      if (held === undefined) throw missing();
+      return json(200, nightByNight(held, daysBetween(query.from, query.to) + 1));
     }),
 
     integrationEndpoint(scope, {

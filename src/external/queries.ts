@@ -4,6 +4,7 @@ import { snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import type { Reads } from "../db/reads.ts";
 import { reservationColumns } from "../reservations/queries.ts";
+import type { HeldAri } from "./ari.ts";
 import type { channelBookingBody, channelBookingChange, channelGuest } from "./schema.ts";
 
 type Booking = z.output<typeof channelBookingBody>;
@@ -79,12 +80,12 @@ export function cancelChannelBooking(db: Transaction<DB>, id: string, reason: st
     .where("id", "=", id).where("status", "<>", "cancelled").returning(reservationColumns).executeTakeFirst();
 }
 
-// A property's availability, rates and restrictions, as the JSON the API answers
-// (private.channel_ari); undefined for a property the key does not act for.
-export async function readChannelAri(db: Reads, propertyId: string, from: string, to: string): Promise<string | undefined> {
+// A property's availability, rates and restrictions, the holds not yet counted
+// (private.channel_ari, src/external/ari.ts); undefined for a property the key does not act for.
+export async function readChannelAri(db: Reads, propertyId: string, from: string, to: string): Promise<HeldAri | undefined> {
   const { rows: [row] } = await sql<{ ari: string | null }>`
     select private.channel_ari(${propertyId}, ${from}::date, ${to}::date)::text as ari`.execute(db);
-  return row?.ari ?? undefined;
+  return row?.ari ? JSON.parse(row.ari) as HeldAri : undefined;
 }
 
 // Where a reader stands in the log of changes (supabase/schemas/channel-sync.sql): after

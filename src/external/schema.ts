@@ -118,10 +118,10 @@ export const ariQuery = z.strictObject({
   message: `to must be from or a later day, at most ${MAX_CALENDAR_DAYS} days in all.`, path: ["to"], params: domainRule,
 });
 
-const run = {
-  from: answeredDate.meta({ description: "The run's first day." }),
-  to: answeredDate.meta({ description: "The run's last day, included." }),
-};
+// One value a day from `from` to `to`: entry i is the day i days after `from`.
+const nightly = <T extends z.ZodType>(value: T, description: string) =>
+  z.array(value).meta({ description: `${description}, one a day from \`from\` to \`to\`.` });
+const day = rateCalendarDay.shape;
 
 export const ari = z.object({
   propertyId: id,
@@ -132,12 +132,7 @@ export const ari = z.object({
     code: z.string(),
     name: z.string(),
     units: z.number().int().meta({ description: "Its units in service." }),
-    availability: z.array(z.object({
-      ...run,
-      available: z.number().int().min(0).meta({
-        description: "Rooms left each night of the run: units in service, less those blocked and the stays held.",
-      }),
-    })),
+    available: nightly(z.number().int().min(0), "Rooms left each night: units in service, less those blocked and the stays held"),
   })).meta({ description: "Each active room type, by code." }),
   ratePlans: z.array(z.object({
     ratePlanId: id,
@@ -145,11 +140,18 @@ export const ari = z.object({
     name: z.string(),
     roomTypeId: id.nullable().meta({ description: "The room type it sells; null for every type." }),
     currency,
-    days: z.array(rateCalendarDay.omit({ date: true }).extend(run)),
+    price: nightly(day.price, "The night's price for the room type's standard occupancy"),
+    extraAdultPrice: nightly(day.extraAdultPrice, "The price of each adult past the standard occupancy"),
+    extraChildPrice: nightly(day.extraChildPrice, "The price of each child past the standard occupancy"),
+    minStay: nightly(day.minStay, "The fewest nights of a stay arriving that day"),
+    maxStay: nightly(day.maxStay, "The most nights of a stay arriving that day, null for no limit"),
+    closedToArrival: nightly(day.closedToArrival, "Whether no stay may arrive that day"),
+    closedToDeparture: nightly(day.closedToDeparture, "Whether no stay may leave that day"),
+    closed: nightly(day.closed, "Stop-sell: whether no stay includes that night"),
   })).meta({ description: "Each active rate plan, by code, with its calendar as it applies." }),
 }).meta({
   id: "ChannelAri",
-  description: "Availability, rates and restrictions, each as runs of consecutive days that carry the same values.",
+  description: "Availability, rates and restrictions: each an array of one value a day, from `from` to `to`, in order.",
 });
 
 export const CHANGES_RETENTION_DAYS = 7;

@@ -234,11 +234,18 @@ grant execute on function private.lock_channel_booking(text, text, text),
 
 -- What a channel mirrors of one of the key's properties from first_day to last_day (both
 -- included), for a key with ari:read; null for a property it does not act for. Per active
--- room type, its units in service and the rooms it has left each night (units in service,
--- less those blocked and the stays held that night, never below 0); per active rate plan,
--- its calendar as it applies (private.rate_plan_calendars). Both as runs of consecutive
--- days that carry the same values, {from, to, ...} with both ends included, which is how
--- channels take their updates: a year of one price is one run, not 365 days.
+-- room type, its units in service and what takes one of them on a night: each held stay
+-- and each block of a unit in service, as the nights it takes, counted from first_day
+-- (holdStarts[i] to holdEnds[i], the end excluded; a hold may begin before first_day and
+-- end after last_day). Per active rate
+-- plan, its calendar as private.rate_plan_calendar_days gives it: the `defaults` of a day
+-- that sets nothing, and for each value the days that differ from them (`changes`, each
+-- {days, values}, days counted from first_day). The API sets both out one value a day
+-- (src/external/ari.ts): it counts the holds into the rooms left each night (units in
+-- service, less the holds, never below 0) in one pass over an array, where SQL would make
+-- and sort a row for each night of each type, and fills each value's other days with its
+-- default. A year of a plan whose prices change is then a year of prices, not of every
+-- value of every day.
 --
 -- Runs as the tables' owner: the count of held stays takes in every stay of the type, and
 -- a key that reads availability need not read a single reservation. So it checks the key
@@ -274,101 +281,92 @@ begin
     select u.id, u.room_type_id from public.units u
     where u.tenant_id = tenant and u.property_id = for_property and u.status = 'active'
   ),
-  rooms as (
-    select u.room_type_id, count(*)::integer as units from in_service u group by u.room_type_id
-  ),
-  -- Each held stay and each block, cut to the days asked, takes a room from its first
-  -- night and gives it back the night after its last.
-  held as materialized (
-    select h.room_type_id, h.check_in, h.check_out
+  -- Each type's held stays, then its blocks, read by the type's index in one range each;
+  -- materialized, as the planner may take a property to have one type, and read them again
+  -- for each type it finds.
+  stays as materialized (
+    select t.id as room_type_id, s.starts, s.ends
     from types t cross join lateral (
-      select r.room_type_id, r.check_in, r.check_out from public.reservations r
+      select array_agg(r.check_in - first_day) as starts, array_agg(r.check_out - first_day) as ends
+      from public.reservations r
       where r.tenant_id = tenant and r.room_type_id = t.id and r.status in ('pending', 'confirmed', 'checked_in')
-        and r.check_in <= last_day and r.check_in >= first_day - longest and r.check_out > first_day) h
+        and r.check_in <= last_day and r.check_in >= first_day - longest and r.check_out > first_day) s
   ),
-  blocked as materialized (
-    select u.room_type_id, lower(b.nights) as starts_on, upper(b.nights) as ends_on
+  blocks as materialized (
+    select u.room_type_id, array_agg(lower(b.nights) - first_day) as starts, array_agg(upper(b.nights) - first_day) as ends
     from in_service u join public.unit_blocks b on b.tenant_id = tenant and b.unit_id = u.id
     where b.nights && daterange(first_day, last_day, '[]')
+    group by u.room_type_id
   ),
-  changes as (
-    select c.room_type_id, c.day, sum(c.change)::integer as change
-    from (
-      select h.room_type_id, greatest(h.check_in, first_day) as day, 1 as change from held h
-      union all select h.room_type_id, least(h.check_out, last_day + 1), -1 from held h
-      union all select b.room_type_id, greatest(b.starts_on, first_day), 1 from blocked b
-      union all select b.room_type_id, least(b.ends_on, last_day + 1), -1 from blocked b
-    ) c
-    group by c.room_type_id, c.day
-  ),
-  nights as (
-    select t.id as room_type_id, d.day::date as day,
-           greatest(0, coalesce(r.units, 0) - coalesce(sum(c.change) over (partition by t.id order by d.day), 0))::integer
-             as available
-    from types t
-    cross join generate_series(first_day, last_day, interval '1 day') d(day)
-    left join rooms r on r.room_type_id = t.id
-    left join changes c on c.room_type_id = t.id and c.day = d.day::date
-  ),
-  -- A run starts where a day's value differs from the day before's.
-  night_runs as (
-    select n.room_type_id, n.day, n.available,
-           sum(n.starts) over (partition by n.room_type_id order by n.day) as run
-    from (select n.*, case when n.available is distinct from lag(n.available) over (partition by n.room_type_id order by n.day)
-                           then 1 else 0 end as starts
-          from nights n) n
-  ),
-  availability as materialized (
-    select a.room_type_id,
-           json_agg(json_build_object('from', a.first, 'to', a.last, 'available', a.available) order by a.first) as runs
-    from (select r.room_type_id, r.run, min(r.day) as first, max(r.day) as last, min(r.available) as available
-          from night_runs r group by r.room_type_id, r.run) a
-    group by a.room_type_id
+  rooms as materialized (
+    select u.room_type_id, count(*)::integer as units from in_service u group by u.room_type_id
   ),
   plans as materialized (
     select p.id, p.code, p.name, p.room_type_id, p.currency from public.rate_plans p
     where p.tenant_id = tenant and p.property_id = for_property and p.active
   ),
-  days as (
-    select c.*,
-           case when (c.price, c.extra_adult_price, c.extra_child_price, c.min_stay, c.max_stay, c.closed_to_arrival,
-                      c.closed_to_departure, c.closed)
-                     is distinct from
-                     lag((c.price, c.extra_adult_price, c.extra_child_price, c.min_stay, c.max_stay, c.closed_to_arrival,
-                          c.closed_to_departure, c.closed)) over (partition by c.rate_plan_id order by c.day)
-                then 1 else 0 end as starts
-    from private.rate_plan_calendars(array(select p.id from plans p), first_day, last_day) c
+  set_days as materialized (
+    select c.* from private.rate_plan_calendar_days(array(select p.id from plans p), first_day, last_day) c
   ),
-  day_runs as (
-    select d.*, sum(d.starts) over (partition by d.rate_plan_id order by d.day) as run from days d
-  ),
+  -- For each plan and each of its values, the days that differ from its defaults, in order,
+  -- and what they hold. The aggregates take the rows as the sorted subquery gives them: an
+  -- aggregate with its own ORDER BY sorts its input again, once for each of the sixteen.
   calendars as materialized (
-    select r.rate_plan_id,
-           json_agg(json_build_object('from', r.first, 'to', r.last, 'price', r.price, 'extraAdultPrice', r.extra_adult_price,
-                                      'extraChildPrice', r.extra_child_price, 'minStay', r.min_stay, 'maxStay', r.max_stay,
-                                      'closedToArrival', r.closed_to_arrival, 'closedToDeparture', r.closed_to_departure,
-                                      'closed', r.closed) order by r.first) as runs
-    from (select d.rate_plan_id, d.run, min(d.day) as first, max(d.day) as last, min(d.price) as price,
-                 min(d.extra_adult_price) as extra_adult_price, min(d.extra_child_price) as extra_child_price,
-                 min(d.min_stay) as min_stay, min(d.max_stay) as max_stay, bool_and(d.closed_to_arrival) as closed_to_arrival,
-                 bool_and(d.closed_to_departure) as closed_to_departure, bool_and(d.closed) as closed
-          from day_runs d group by d.rate_plan_id, d.run) r
-    group by r.rate_plan_id
+    select c.rate_plan_id, json_build_object(
+      'price', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.price is distinct from c.default_price), '{}'),
+        'values', coalesce(array_agg(c.price) filter (where c.price is distinct from c.default_price), '{}')),
+      'extraAdultPrice', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.extra_adult_price is distinct from c.default_extra_adult_price), '{}'),
+        'values', coalesce(array_agg(c.extra_adult_price) filter (where c.extra_adult_price is distinct from c.default_extra_adult_price), '{}')),
+      'extraChildPrice', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.extra_child_price is distinct from c.default_extra_child_price), '{}'),
+        'values', coalesce(array_agg(c.extra_child_price) filter (where c.extra_child_price is distinct from c.default_extra_child_price), '{}')),
+      'minStay', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.min_stay is distinct from c.default_min_stay), '{}'),
+        'values', coalesce(array_agg(c.min_stay) filter (where c.min_stay is distinct from c.default_min_stay), '{}')),
+      'maxStay', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.max_stay is distinct from c.default_max_stay), '{}'),
+        'values', coalesce(array_agg(c.max_stay) filter (where c.max_stay is distinct from c.default_max_stay), '{}')),
+      'closedToArrival', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.closed_to_arrival is distinct from c.default_closed_to_arrival), '{}'),
+        'values', coalesce(array_agg(c.closed_to_arrival) filter (where c.closed_to_arrival is distinct from c.default_closed_to_arrival), '{}')),
+      'closedToDeparture', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.closed_to_departure is distinct from c.default_closed_to_departure), '{}'),
+        'values', coalesce(array_agg(c.closed_to_departure) filter (where c.closed_to_departure is distinct from c.default_closed_to_departure), '{}')),
+      'closed', json_build_object(
+        'days', coalesce(array_agg(c.day - first_day) filter (where c.closed is distinct from c.default_closed), '{}'),
+        'values', coalesce(array_agg(c.closed) filter (where c.closed is distinct from c.default_closed), '{}'))) as changes
+    from (select c.*, d.price as default_price, d.extra_adult_price as default_extra_adult_price,
+                 d.extra_child_price as default_extra_child_price, d.min_stay as default_min_stay,
+                 d.max_stay as default_max_stay, d.closed_to_arrival as default_closed_to_arrival,
+                 d.closed_to_departure as default_closed_to_departure, d.closed as default_closed
+          from set_days c join set_days d on d.rate_plan_id = c.rate_plan_id and d.day is null
+          where c.day is not null
+          order by c.rate_plan_id, c.day) c
+    group by c.rate_plan_id
   )
   select json_build_object(
     'propertyId', for_property, 'from', first_day, 'to', last_day,
     'roomTypes', coalesce((
       select json_agg(json_build_object('roomTypeId', t.id, 'code', t.code, 'name', t.name,
-                                        'units', coalesce((select r.units from rooms r where r.room_type_id = t.id), 0),
-                                        'availability', (select a.runs from availability a where a.room_type_id = t.id))
+                                        'units', coalesce(r.units, 0),
+                                        'holdStarts', coalesce(s.starts, '{}') || coalesce(b.starts, '{}'),
+                                        'holdEnds', coalesce(s.ends, '{}') || coalesce(b.ends, '{}'))
                       order by t.code)
-      from types t), '[]'),
+      from types t left join rooms r on r.room_type_id = t.id left join stays s on s.room_type_id = t.id
+      left join blocks b on b.room_type_id = t.id), '[]'),
     'ratePlans', coalesce((
       select json_agg(json_build_object('ratePlanId', p.id, 'code', p.code, 'name', p.name, 'roomTypeId', p.room_type_id,
                                         'currency', p.currency,
-                                        'days', (select c.runs from calendars c where c.rate_plan_id = p.id))
+                                        'defaults', json_build_object('price', d.price, 'extraAdultPrice', d.extra_adult_price,
+                                          'extraChildPrice', d.extra_child_price, 'minStay', d.min_stay, 'maxStay', d.max_stay,
+                                          'closedToArrival', d.closed_to_arrival, 'closedToDeparture', d.closed_to_departure,
+                                          'closed', d.closed),
+                                        'changes', coalesce(c.changes, '{}'))
                       order by p.code)
-      from plans p), '[]')));
+      from plans p join set_days d on d.rate_plan_id = p.id and d.day is null
+      left join calendars c on c.rate_plan_id = p.id), '[]')));
 end
 $$;
 

@@ -65,30 +65,31 @@ create policy "managers delete rate plan days" on public.rate_plan_days
 
 -- A derived plan's amount from its base plan's: a percentage of it, rounded half away from
 -- zero to the minor unit, or an amount added; never below 0 or above a price's maximum.
+-- SQL without a SET clause, so that the planner inlines it where the calendars work it out
+-- for each day of a derived plan, instead of calling a function three times a day. It
+-- names nothing but built-in operators and functions, which pg_catalog resolves first.
 create or replace function private.derived_price(base bigint, percent numeric, amount bigint)
 returns bigint
-language plpgsql
+language sql
 immutable
-set search_path = ''
 as $$
-begin
-  return least(1000000000, greatest(0, case when percent is not null then round(base * (100 + percent) / 100)
-                                            else base + coalesce(amount, 0) end))::bigint;
-end
+  select least(1000000000, greatest(0, case when percent is not null then round(base * (100 + percent) / 100)
+                                            else base + coalesce(amount, 0) end))::bigint
 $$;
 
--- The plans' calendars as they apply, for each plan and each day from first_day to
--- last_day (both included): the plan's own day where set, its defaults otherwise, a
--- derived plan's prices from its base plan. Read as the caller, under the tables'
--- policies: a plan the caller cannot see has no days. One statement for any number of
--- plans, so that availability reads every plan of a property at once. PL/pgSQL, as every
--- helper here, so that a connection keeps its plans.
+-- The plans' calendars where something is set, from first_day to last_day (both
+-- included), in no particular order: for each plan, a row without a day, what a day that
+-- sets nothing takes (the plan's defaults; a derived plan's prices from its base plan's
+-- defaults), and a row for each day that the plan or its base plan sets, as the day
+-- applies. Read as the caller, under the tables' policies: a plan the caller cannot see
+-- has no rows. What a channel reads of a year (private.channel_ari) and the calendar of
+-- every day (private.rate_plan_calendars) both start here, so a day means the same to both.
 --
 -- Each plan's days and its base plan's are read as one range of their key (tenant, plan,
--- day), and only then set beside the generated days: joined to the days one by one, the
--- planner takes a guess at how many days a generated series holds (a thousand), and
--- hashes every plan day of every tenant instead.
-create or replace function private.rate_plan_calendars(plans uuid[], first_day date, last_day date)
+-- day), and joined to each other, never to a generated series of days: the planner takes
+-- a guess at how many days a series holds (a thousand), and would hash every plan day of
+-- every tenant instead.
+create or replace function private.rate_plan_calendar_days(plans uuid[], first_day date, last_day date)
 returns table (
   rate_plan_id uuid, day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer,
   max_stay integer, closed_to_arrival boolean, closed_to_departure boolean, closed boolean
@@ -108,37 +109,72 @@ begin
     from public.rate_plans p
     left join public.rate_plans b on b.tenant_id = p.tenant_id and b.id = p.derived_from_id
     where p.id = any(plans)
-  ),
-  own as materialized (
-    select o.* from plan p cross join lateral (
-      select o.* from public.rate_plan_days o
-      where o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day between first_day and last_day) o
-  ),
-  base as materialized (
-    select o.* from (select distinct p.tenant_id, p.derived_from_id from plan p where p.derived_from_id is not null) p
-    cross join lateral (
-      select o.* from public.rate_plan_days o
-      where o.tenant_id = p.tenant_id and o.rate_plan_id = p.derived_from_id and o.day between first_day and last_day) o
   )
-  select p.id, d.day::date,
-    case when p.derived_from_id is null then coalesce(o.price, p.nightly_price)
-         else private.derived_price(coalesce(bo.price, p.base_price), p.derived_percent, p.derived_amount) end,
-    case when p.derived_from_id is null then coalesce(o.extra_adult_price, p.extra_adult_price)
-         else private.derived_price(coalesce(bo.extra_adult_price, p.base_extra_adult_price), p.derived_percent, null) end,
-    case when p.derived_from_id is null then coalesce(o.extra_child_price, p.extra_child_price)
-         else private.derived_price(coalesce(bo.extra_child_price, p.base_extra_child_price), p.derived_percent, null) end,
-    case when p.derived_from_id is null then coalesce(o.min_stay, p.min_stay)
-         else coalesce(o.min_stay, greatest(p.min_stay, coalesce(bo.min_stay, p.base_min_stay))) end,
-    case when p.derived_from_id is null then coalesce(o.max_stay, p.max_stay)
-         else coalesce(o.max_stay, least(p.max_stay, coalesce(bo.max_stay, p.base_max_stay))) end,
-    coalesce(o.closed_to_arrival, bo.closed_to_arrival, false),
-    coalesce(o.closed_to_departure, bo.closed_to_departure, false),
-    coalesce(o.closed, bo.closed, false)
+  select p.id, d.day,
+    case when p.derived_from_id is null then coalesce(d.price, p.nightly_price)
+         else private.derived_price(coalesce(d.base_price, p.base_price), p.derived_percent, p.derived_amount) end,
+    case when p.derived_from_id is null then coalesce(d.extra_adult_price, p.extra_adult_price)
+         else private.derived_price(coalesce(d.base_extra_adult_price, p.base_extra_adult_price), p.derived_percent, null) end,
+    case when p.derived_from_id is null then coalesce(d.extra_child_price, p.extra_child_price)
+         else private.derived_price(coalesce(d.base_extra_child_price, p.base_extra_child_price), p.derived_percent, null) end,
+    case when p.derived_from_id is null then coalesce(d.min_stay, p.min_stay)
+         else coalesce(d.min_stay, greatest(p.min_stay, coalesce(d.base_min_stay, p.base_min_stay))) end,
+    case when p.derived_from_id is null then coalesce(d.max_stay, p.max_stay)
+         else coalesce(d.max_stay, least(p.max_stay, coalesce(d.base_max_stay, p.base_max_stay))) end,
+    coalesce(d.closed_to_arrival, d.base_closed_to_arrival, false),
+    coalesce(d.closed_to_departure, d.base_closed_to_departure, false),
+    coalesce(d.closed, d.base_closed, false)
   from plan p
-  cross join generate_series(first_day, last_day, interval '1 day') d(day)
-  left join own o on o.rate_plan_id = p.id and o.day = d.day::date
-  left join base bo on bo.rate_plan_id = p.derived_from_id and bo.day = d.day::date
-  order by p.id, d.day;
+  cross join lateral (
+    select null::date as day, null::bigint as price, null::bigint as extra_adult_price, null::bigint as extra_child_price,
+           null::integer as min_stay, null::integer as max_stay, null::boolean as closed_to_arrival,
+           null::boolean as closed_to_departure, null::boolean as closed, null::bigint as base_price,
+           null::bigint as base_extra_adult_price, null::bigint as base_extra_child_price, null::integer as base_min_stay,
+           null::integer as base_max_stay, null::boolean as base_closed_to_arrival, null::boolean as base_closed_to_departure,
+           null::boolean as base_closed
+    union all
+    select coalesce(o.day, bo.day), o.price, o.extra_adult_price, o.extra_child_price, o.min_stay, o.max_stay,
+           o.closed_to_arrival, o.closed_to_departure, o.closed, bo.price, bo.extra_adult_price, bo.extra_child_price,
+           bo.min_stay, bo.max_stay, bo.closed_to_arrival, bo.closed_to_departure, bo.closed
+    from (select o.* from public.rate_plan_days o
+          where o.tenant_id = p.tenant_id and o.rate_plan_id = p.id and o.day between first_day and last_day) o
+    full join (select bo.* from public.rate_plan_days bo
+               where bo.tenant_id = p.tenant_id and bo.rate_plan_id = p.derived_from_id
+                 and bo.day between first_day and last_day) bo on bo.day = o.day
+  ) d;
+end
+$$;
+
+-- The plans' calendars as they apply, for each plan and each day from first_day to
+-- last_day (both included): the days something sets (private.rate_plan_calendar_days),
+-- what a day that sets nothing takes on every other. One statement for any number of
+-- plans, so that availability reads every plan of a property at once. PL/pgSQL, as every
+-- helper here, so that a connection keeps its plans.
+create or replace function private.rate_plan_calendars(plans uuid[], first_day date, last_day date)
+returns table (
+  rate_plan_id uuid, day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer,
+  max_stay integer, closed_to_arrival boolean, closed_to_departure boolean, closed boolean
+)
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+  return query
+  with days as materialized (
+    select * from private.rate_plan_calendar_days(plans, first_day, last_day)
+  )
+  select p.rate_plan_id, g.day::date, coalesce(d.price, p.price), coalesce(d.extra_adult_price, p.extra_adult_price),
+         coalesce(d.extra_child_price, p.extra_child_price), coalesce(d.min_stay, p.min_stay),
+         case when d.day is null then p.max_stay else d.max_stay end,
+         coalesce(d.closed_to_arrival, p.closed_to_arrival), coalesce(d.closed_to_departure, p.closed_to_departure),
+         coalesce(d.closed, p.closed)
+  from days p
+  cross join generate_series(first_day, last_day, interval '1 day') g(day)
+  left join days d on d.rate_plan_id = p.rate_plan_id and d.day = g.day::date
+  where p.day is null
+  order by p.rate_plan_id, g.day;
 end
 $$;
 

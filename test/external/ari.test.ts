@@ -1,5 +1,5 @@
 // What a channel mirrors (GET /v1/external/properties/{id}/ari): per room type the rooms
-// left each night, per rate plan its prices and restrictions, as runs of days.
+// left each night, per rate plan its prices and restrictions, one value a day.
 import assert from "node:assert/strict";
 import { expectInvalid, expectProblem, expectStatus, expectUnprocessable, type Schemas, withFixture } from "../support/api.ts";
 import {
@@ -17,7 +17,7 @@ import { external, issueApiKey } from "../support/integration.ts";
 const ARI = "/v1/external/properties/{id}/ari";
 type Ari = Schemas["ChannelAri"];
 
-Deno.test("ARI: each room type's rooms left per night and each plan's calendar, as runs of days that carry the same values", () =>
+Deno.test("ARI: each room type's rooms left and each plan's calendar, one value for each day asked", () =>
   withFixture(async ({ tenant }) => {
     const a = await tenant("channels");
     const owner = a.ownerClient;
@@ -46,48 +46,45 @@ Deno.test("ARI: each room type's rooms left per night and each plan's calendar, 
       await expectStatus<Ari>("GET", ARI, await external("GET", `/properties/${property.id}/ari?from=${from}&to=${to}`, key.secret), 200);
     const ari = await read("2027-06-08", "2027-06-14");
     assert.deepEqual([ari.propertyId, ari.from, ari.to], [property.id, "2027-06-08", "2027-06-14"]);
-    assert.deepEqual(ari.roomTypes.map((type) => [type.code, type.units, type.availability]), [
-      ["DBL", 2, [
-        { from: "2027-06-08", to: "2027-06-09", available: 2 },
-        { from: "2027-06-10", to: "2027-06-11", available: 1 },
-        { from: "2027-06-12", to: "2027-06-14", available: 2 },
-      ]],
-      ["SGL", 1, [
-        { from: "2027-06-08", to: "2027-06-10", available: 1 },
-        { from: "2027-06-11", to: "2027-06-12", available: 0 },
-        { from: "2027-06-13", to: "2027-06-14", available: 1 },
-      ]],
+    // 8 to 14 June: the stay takes a double on the 10th and 11th, the block the single on
+    // the 11th and 12th.
+    assert.deepEqual(ari.roomTypes.map((type) => [type.code, type.units, type.available]), [
+      ["DBL", 2, [2, 2, 1, 1, 2, 2, 2]],
+      ["SGL", 1, [1, 1, 1, 0, 0, 1, 1]],
     ]);
     const [bar, nrf] = ari.ratePlans;
     assert.deepEqual([bar!.code, bar!.roomTypeId, bar!.currency, nrf!.code, nrf!.roomTypeId], ["BAR", null, "EUR", "NRF", double.id]);
-    assert.deepEqual(bar!.days.map((run) => [run.from, run.to, run.price, run.closedToArrival]), [
-      ["2027-06-08", "2027-06-09", 12000, false],
-      ["2027-06-10", "2027-06-10", 12000, true],
-      ["2027-06-11", "2027-06-12", 18000, false],
-      ["2027-06-13", "2027-06-14", 12000, false],
+    assert.deepEqual([bar!.price, bar!.closedToArrival], [
+      [12000, 12000, 12000, 18000, 18000, 12000, 12000],
+      [false, false, true, false, false, false, false],
     ]);
-    assert.deepEqual(nrf!.days, [{
-      from: "2027-06-08", to: "2027-06-14", price: 10000, extraAdultPrice: 0, extraChildPrice: 0, minStay: 1, maxStay: null,
-      closedToArrival: false, closedToDeparture: false, closed: false,
-    }]);
+    const week = <T>(value: T) => Array<T>(7).fill(value);
+    assert.deepEqual(nrf, {
+      ratePlanId: doublesOnly.id, code: "NRF", name: doublesOnly.name, roomTypeId: double.id, currency: "EUR",
+      price: week(10000), extraAdultPrice: week(0), extraChildPrice: week(0), minStay: week(1), maxStay: week(null),
+      closedToArrival: week(false), closedToDeparture: week(false), closed: week(false),
+    });
 
     // Each night's rooms left are what availability says of a one-night stay.
-    for (let night = "2027-06-08"; night <= "2027-06-14"; night = addDays(night, 1)) {
+    for (let night = "2027-06-08", i = 0; night <= "2027-06-14"; night = addDays(night, 1), i++) {
       const one = await expectStatus<Schemas["Availability"]>("GET", "/v1/availability",
         await owner.get(`/availability?propertyId=${property.id}&arrival=${night}&departure=${addDays(night, 1)}&adults=1`), 200);
       for (const type of ari.roomTypes) {
-        const run = type.availability.find((r) => r.from <= night && night <= r.to)!;
-        assert.equal(run.available, one.roomTypes.find((t) => t.roomTypeId === type.roomTypeId)!.available, `${type.code} on ${night}`);
+        assert.equal(type.available[i], one.roomTypes.find((t) => t.roomTypeId === type.roomTypeId)!.available, `${type.code} on ${night}`);
       }
     }
 
-    // A year of days, one price: one run. A unit out of service leaves its type's count.
+    // A stay and a block that began before the first day asked, and end after the last.
+    const one = await read("2027-06-11", "2027-06-11");
+    assert.deepEqual(one.roomTypes.map((type) => type.available), [[1], [0]]);
+
+    // A leap year: a value for each of its 366 days. A unit out of service leaves its type's count.
     const year = await read("2028-01-01", "2028-12-31");
-    assert.deepEqual(year.roomTypes[0]!.availability, [{ from: "2028-01-01", to: "2028-12-31", available: 2 }]);
-    assert.equal(year.ratePlans[1]!.days.length, 1);
+    assert.deepEqual(year.roomTypes[0]!.available, Array(366).fill(2));
+    assert.deepEqual(year.ratePlans[1]!.price, Array(366).fill(10000));
     assert.equal((await owner.patch(`/units/${doubles[0]!.id}`, { status: "out_of_service" })).status, 204);
     const fewer = await read("2028-01-01", "2028-01-02");
-    assert.deepEqual([fewer.roomTypes[0]!.units, fewer.roomTypes[0]!.availability[0]!.available], [1, 1]);
+    assert.deepEqual([fewer.roomTypes[0]!.units, fewer.roomTypes[0]!.available], [1, [1, 1]]);
 
     for (const [query, field] of [["from=2027-06-08", "to"], ["from=June&to=2027-06-09", "from"], ["to=2027-06-09", "from"]] as const) {
       await expectInvalid("GET", ARI, await external("GET", `/properties/${property.id}/ari?${query}`, key.secret), field, query);
@@ -131,8 +128,5 @@ Deno.test("ARI needs ari:read, and a key reads only its own properties'", () =>
         },
       }), 201);
     const after = await expectStatus<Ari>("GET", ARI, await external("GET", path(property.id), writer.secret), 200);
-    assert.deepEqual(after.roomTypes[0]!.availability, [
-      { from: "2027-06-01", to: "2027-06-01", available: 0 },
-      { from: "2027-06-02", to: "2027-06-02", available: 1 },
-    ]);
+    assert.deepEqual(after.roomTypes[0]!.available, [0, 1]);
   }));

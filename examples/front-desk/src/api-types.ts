@@ -1336,7 +1336,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What a channel mirrors of the key's property from one day to another (both included): per room type the rooms left each night, per rate plan its prices and restrictions, as runs of days that carry the same values. */
+        /** What a channel mirrors of the key's property from one day to another (both included): per room type the rooms left each night, per rate plan its prices and restrictions, each as one value a day. */
         get: operations["getChannelAri"];
         put?: never;
         post?: never;
@@ -3256,7 +3256,7 @@ export interface components {
         ChannelBookingCancel: {
             reason?: string;
         };
-        /** @description Availability, rates and restrictions, each as runs of consecutive days that carry the same values. */
+        /** @description Availability, rates and restrictions: each an array of one value a day, from `from` to `to`, in order. */
         ChannelAri: {
             /** Format: uuid */
             propertyId: string;
@@ -3272,20 +3272,8 @@ export interface components {
                 name: string;
                 /** @description Its units in service. */
                 units: number;
-                availability: {
-                    /**
-                     * Format: date
-                     * @description The run's first day.
-                     */
-                    from: string;
-                    /**
-                     * Format: date
-                     * @description The run's last day, included.
-                     */
-                    to: string;
-                    /** @description Rooms left each night of the run: units in service, less those blocked and the stays held. */
-                    available: number;
-                }[];
+                /** @description Rooms left each night: units in service, less those blocked and the stays held, one a day from `from` to `to`. */
+                available: number[];
             }[];
             /** @description Each active rate plan, by code, with its calendar as it applies. */
             ratePlans: {
@@ -3300,32 +3288,22 @@ export interface components {
                  * @enum {string}
                  */
                 currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
-                days: {
-                    /** @description The night's price for the room type's standard occupancy. */
-                    price: number;
-                    /** @description An amount in the currency's minor units (cents). */
-                    extraAdultPrice: number;
-                    /** @description An amount in the currency's minor units (cents). */
-                    extraChildPrice: number;
-                    /** @description The fewest nights of a stay arriving this day. */
-                    minStay: number;
-                    /** @description The most nights of a stay arriving this day; null for no limit. */
-                    maxStay: number | null;
-                    closedToArrival: boolean;
-                    closedToDeparture: boolean;
-                    /** @description Stop-sell: no stay on this plan includes this night. */
-                    closed: boolean;
-                    /**
-                     * Format: date
-                     * @description The run's first day.
-                     */
-                    from: string;
-                    /**
-                     * Format: date
-                     * @description The run's last day, included.
-                     */
-                    to: string;
-                }[];
+                /** @description The night's price for the room type's standard occupancy, one a day from `from` to `to`. */
+                price: number[];
+                /** @description The price of each adult past the standard occupancy, one a day from `from` to `to`. */
+                extraAdultPrice: number[];
+                /** @description The price of each child past the standard occupancy, one a day from `from` to `to`. */
+                extraChildPrice: number[];
+                /** @description The fewest nights of a stay arriving that day, one a day from `from` to `to`. */
+                minStay: number[];
+                /** @description The most nights of a stay arriving that day, null for no limit, one a day from `from` to `to`. */
+                maxStay: (number | null)[];
+                /** @description Whether no stay may arrive that day, one a day from `from` to `to`. */
+                closedToArrival: boolean[];
+                /** @description Whether no stay may leave that day, one a day from `from` to `to`. */
+                closedToDeparture: boolean[];
+                /** @description Stop-sell: whether no stay includes that night, one a day from `from` to `to`. */
+                closed: boolean[];
             }[];
         };
         ChannelChanges: {

@@ -2,7 +2,7 @@
 -- reservations priced from it night by night unless their writer gave a total.
 begin;
 \ir ../helpers/setup.psql
-select plan(34);
+select plan(36);
 
 select tests.use_fixture(tests.make_tenant('Alpha')) as fx \gset
 
@@ -55,6 +55,17 @@ select is(private.quote_stay(:'flex', :'dbl', '2035-06-19', '2035-06-22', 2, 0) 
   '[{"code": "closed", "date": "2035-06-20"}]'::jsonb, 'a closed night inside the stay');
 select is(private.quote_stay(:'prepaid', :'dbl', '2035-06-10', '2035-06-12', 2, 0) -> 'restrictions',
   '[{"code": "closed_to_arrival", "date": "2035-06-10"}]'::jsonb, 'a derived plan follows its base plan''s restrictions');
+
+-- The days a plan sets, beside what every other day takes, and the same for a plan derived
+-- from it: the days its base plan sets, 10 % off.
+select results_eq(format($$select day, price, closed_to_arrival from private.rate_plan_calendar_days(array[%L]::uuid[],
+                                 '2035-06-08', '2035-06-11') where rate_plan_id = %L order by day nulls first$$, :'flex', :'flex'),
+  $$values (null::date, 10000::bigint, false), ('2035-06-08', 15000, false), ('2035-06-09', 15000, false),
+           ('2035-06-10', 10000, true)$$, 'a plan''s defaults, then the days it sets');
+select results_eq(format($$select day, price, closed_to_arrival from private.rate_plan_calendar_days(array[%L]::uuid[],
+                                 '2035-06-08', '2035-06-11') order by day nulls first$$, :'prepaid'),
+  $$values (null::date, 9000::bigint, false), ('2035-06-08', 13500, false), ('2035-06-09', 13500, false),
+           ('2035-06-10', 9000, true)$$, 'a derived plan''s, from the days its base plan sets');
 
 -- A derived plan's days set restrictions, not prices.
 select throws_ok(format('insert into public.rate_plan_days (rate_plan_id, day, price) values (%L, ''2035-06-03'', 1)', :'prepaid'),
