@@ -123,10 +123,10 @@ $$;
 -- room type, its units in service and what takes one of them on a night: each held stay
 -- and each block of a unit in service, as the nights it takes, counted from first_day
 -- (holdStarts[i] to holdEnds[i], the end excluded; a hold may begin before first_day and
--- end after last_day). Per active rate
--- plan, its calendar as private.rate_plan_calendar_days gives it: the `defaults` of a day
--- that sets nothing, and for each value the days that differ from them (`changes`, each
--- {days, values}, days counted from first_day). The API sets both out one value a day
+-- end after last_day). Per active rate plan, its calendar as
+-- private.rate_plan_calendar_days gives it: the `defaults` of a day that sets nothing,
+-- and for each value the days that differ from them (`changes`, each {days, values},
+-- days counted from first_day). The API sets both out one value a day
 -- (src/external/ari.ts): it counts the holds into the rooms left each night (units in
 -- service, less the holds, never below 0) in one pass over an array, where SQL would make
 -- and sort a row for each night of each type, and fills each value's other days with its
