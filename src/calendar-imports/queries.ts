@@ -1,6 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { z } from "zod";
-import { camelSelection } from "../db/columns.ts";
+import { camelSelection, snakeKeys } from "../db/columns.ts";
 import type { DB } from "../db/database.ts";
 import { type Page, paginate } from "../db/pagination.ts";
 import type { Reads } from "../db/reads.ts";
@@ -30,14 +30,13 @@ export async function lockCalendarImport(db: Transaction<DB>, id: string) {
 // The property comes from the unit (private.calendar_import_before_write).
 export async function insertCalendarImport(db: Transaction<DB>, input: z.output<typeof createCalendarImportBody>) {
   return await db.insertInto("calendar_imports")
-    .values({ property_id: sql<string>`null`, unit_id: input.unitId, name: input.name, url: input.url })
+    .values({ ...snakeKeys(input), property_id: sql<string>`null` })
     .returning(columns).executeTakeFirstOrThrow();
 }
 
 export async function updateCalendarImport(db: Transaction<DB>, id: string, input: z.output<typeof updateCalendarImportBody>) {
   return await db.updateTable("calendar_imports")
-    .set({ ...(input.name === undefined ? {} : { name: input.name }), ...(input.url === undefined ? {} : { url: input.url }) })
-    .where("id", "=", id).returning(columns).executeTakeFirst();
+    .set(snakeKeys(input)).where("id", "=", id).returning(columns).executeTakeFirst();
 }
 
 // The import's holds go with it (unit_blocks_tenant_id_calendar_import_id_fkey).

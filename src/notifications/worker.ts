@@ -10,7 +10,6 @@ import type { Database } from "../db/database.types.ts";
 import { uuidLiteral, workerTransaction } from "../db/worker-transactions.ts";
 import { expandEvents } from "./expansion.ts";
 import { type ClaimedJob, type ClaimSettings, drainInClaims, type RunMode } from "../queue/claims.ts";
-import type postgres from "postgres";
 import type { Sql } from "../db/pool.ts";
 import { type ChannelAdapter, type Delivery, type EmailAdapter, withSendsInFlight } from "./delivery.ts";
 import { deliverEmails, type PreparedEmail } from "./email-batch.ts";
@@ -773,6 +772,15 @@ const calendarImportFailingContext = z.object({
   calendarImportId: z.uuid(), name: z.string(), url: z.string(), failures: z.number(), error: z.string().nullable(),
 });
 
+type ManagerNoticeKey = Extract<Loaded, { kind: "inbox" }>["templateKey"];
+
+// A notice into the inboxes of the tenant's owners and admins; skipped when it has none.
+function toManagers(row: LoadedRow, templateKey: ManagerNoticeKey, render: () => Alert): Loaded {
+  const userIds = row.manager_ids ?? [];
+  if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
+  return { kind: "inbox", userIds, templateKey, render };
+}
+
 // What one notification's row (or its absence) asks of the worker.
 function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (!row) return { kind: "drop", why: "the notification is not in its tenant any more" };
@@ -792,31 +800,20 @@ function interpret(row: LoadedRow | undefined, notificationId: string): Loaded {
   if (templateKey === "delivery_failed" && channel === "in_app") {
     const notice = deliveryFailedContext.parse(row.context);
     const guestNamed = notice.recipientType === "guest" && row.first_name !== null && row.guest_id === notice.recipientId;
-    const userIds = row.manager_ids ?? [];
-    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
-    return {
-      kind: "inbox",
-      userIds,
-      templateKey,
-      render: () =>
-        renderDeliveryFailedNotice({
-          templateKey: notice.templateKey, channel: notice.channel, recipientType: notice.recipientType,
-          recipientLabel: guestNamed ? `${row.first_name} ${row.last_name ?? ""}`.trim() : null,
-          reason: notice.reason, notificationId: notice.failedNotificationId,
-        }),
-    };
+    return toManagers(row, templateKey, () =>
+      renderDeliveryFailedNotice({
+        templateKey: notice.templateKey, channel: notice.channel, recipientType: notice.recipientType,
+        recipientLabel: guestNamed ? `${row.first_name} ${row.last_name ?? ""}`.trim() : null,
+        reason: notice.reason, notificationId: notice.failedNotificationId,
+      }));
   }
   if (templateKey === "webhook_disabled" && channel === "in_app") {
     const notice = webhookDisabledContext.parse(row.context);
-    const userIds = row.manager_ids ?? [];
-    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
-    return { kind: "inbox", userIds, templateKey, render: () => renderWebhookDisabledNotice(notice) };
+    return toManagers(row, templateKey, () => renderWebhookDisabledNotice(notice));
   }
   if (templateKey === "calendar_import_failing" && channel === "in_app") {
     const notice = calendarImportFailingContext.parse(row.context);
-    const userIds = row.manager_ids ?? [];
-    if (userIds.length === 0) return { kind: "done", outcome: "skipped", reason: "the tenant has no owner or admin to tell" };
-    return { kind: "inbox", userIds, templateKey, render: () => renderCalendarImportFailingNotice(notice) };
+    return toManagers(row, templateKey, () => renderCalendarImportFailingNotice(notice));
   }
   if (templateKey === "check_in_alerts" && (channel === "in_app" || channel === "push")) {
     if (row.recipient_id === null || row.member_role === null) {

@@ -88,8 +88,8 @@ $$;
 -- The plans' calendars as they apply, for each plan and each day from first_day to
 -- last_day (both included): the days something sets (private.rate_plan_calendar_days),
 -- what a day that sets nothing takes on every other. One statement for any number of
--- plans, so that availability reads every plan of a property at once. PL/pgSQL, as every
--- helper here, so that a connection keeps its plans.
+-- plans, so that availability reads every plan of a property at once. PL/pgSQL, so that a
+-- connection keeps its plans.
 create or replace function private.rate_plan_calendars(plans uuid[], first_day date, last_day date)
 returns table (
   rate_plan_id uuid, day date, price bigint, extra_adult_price bigint, extra_child_price bigint, min_stay integer,
